@@ -1,0 +1,33 @@
+//! The `fdtable` command: `bench`, `replay`, `record`.
+
+#![forbid(unsafe_code)]
+
+use clap::{Parser, Subcommand};
+
+/// fdtable: the Linux kernel's file-descriptor layer in user space.
+#[derive(Parser, Debug)]
+#[command(name = "fdtable", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the seeds' experiments beside the kernel, the naive "before", lock-based tables and gVisor.
+    Bench(fdtable_bench::cli::BenchArgs),
+    /// Replay strace logs through fdtable and compare every descriptor-layer result.
+    Replay(fdtable_replay::cli::ReplayArgs),
+    /// Run a command under strace from a clean descriptor set, then replay the log.
+    Record(fdtable_replay::cli::RecordArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Bench(a) => fdtable_bench::cli::bench(a),
+        Command::Replay(a) => fdtable_replay::cli::replay(a),
+        Command::Record(a) => fdtable_replay::cli::record(a),
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,1 @@
+//! Differential testing against the live kernel (under construction).

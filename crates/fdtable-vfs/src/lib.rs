@@ -1,0 +1,1 @@
+//! Open file descriptions and the syscall layer (under construction).

@@ -1,0 +1,103 @@
+//! [`Fd`]: the result of a light lookup, the kernel's `struct fd`.
+
+use crate::file_ref::{FileInner, FileRef};
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::ops::Deref;
+use std::ptr::NonNull;
+
+/// A file looked up by [`Files::fdget`](crate::Files::fdget): either *borrowed* from an
+/// unshared table (no reference taken) or *owned* (a reference taken, `FDPUT_FPUT`, put when
+/// this is dropped — `fdput`).
+///
+/// The lifetime ties it to the `&Files` it came from, so it cannot outlive the call and the
+/// handle cannot close the fd or share the table while it lives.
+pub struct Fd<'a, F> {
+    ptr: NonNull<FileInner<F>>,
+    owned: bool,
+    _borrow: PhantomData<&'a FileInner<F>>,
+}
+
+impl<'a, F> Fd<'a, F> {
+    /// # Safety
+    ///
+    /// The file must stay installed (so alive) for `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn borrowed(ptr: NonNull<FileInner<F>>) -> Self {
+        Fd {
+            ptr,
+            owned: false,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` carries one counted reference, which the result takes over.
+    #[inline]
+    pub(crate) unsafe fn owned(ptr: NonNull<FileInner<F>>) -> Self {
+        Fd {
+            ptr,
+            owned: true,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Whether dropping this puts a reference (`FDPUT_FPUT`): false for a light borrow.
+    #[inline]
+    pub fn needs_put(&self) -> bool {
+        self.owned
+    }
+
+    /// A counted reference to the file, to keep it past this lookup (`get_file`).
+    pub fn to_file_ref(&self) -> FileRef<F> {
+        // SAFETY: the file is alive for as long as `self`; `get` takes a new reference.
+        unsafe { FileRef::from_inner(self.ptr.as_ref().get()) }
+    }
+
+    /// `file_count`.
+    pub fn file_count(&self) -> usize {
+        // SAFETY: alive for as long as `self`.
+        unsafe { self.ptr.as_ref() }.count()
+    }
+
+    /// The file's address, the identity the C ABI hands out.
+    pub fn as_ptr(&self) -> *const F {
+        &**self as *const F
+    }
+
+    /// Splits into the raw parts the C ABI carries (`struct fdt_fd`): the file pointer and
+    /// whether a reference must be put.
+    pub fn into_raw(self) -> (*const F, bool) {
+        let this = ManuallyDrop::new(self);
+        (this.as_ptr(), this.owned)
+    }
+}
+
+impl<F> Deref for Fd<'_, F> {
+    type Target = F;
+    #[inline(always)]
+    fn deref(&self) -> &F {
+        // SAFETY: borrowed: kept alive by the slot for `'a`; owned: by our reference.
+        unsafe { self.ptr.as_ref() }.value()
+    }
+}
+
+impl<F> Drop for Fd<'_, F> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.owned {
+            // SAFETY: an owned `Fd` carries one reference, dropped here (`fdput`).
+            drop(unsafe { FileRef::from_inner(self.ptr) });
+        }
+    }
+}
+
+impl<F: std::fmt::Debug> std::fmt::Debug for Fd<'_, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fd")
+            .field("owned", &self.owned)
+            .field("file", &**self)
+            .finish()
+    }
+}

@@ -1,0 +1,90 @@
+//! # fdtable
+//!
+//! The Linux kernel's file-descriptor table — `files_struct` from fs/file.c — as a user-space
+//! library, generic over the open-file type, with Linux's numbers, errnos and fast paths.
+//!
+//! ```
+//! use fdtable::{Errno, FileLike, FileRef, Files, O_CLOEXEC};
+//!
+//! struct Pipe; // an open file description of yours
+//! impl FileLike for Pipe {}
+//!
+//! const NOFILE: u64 = 1024; // the caller's RLIMIT_NOFILE
+//! let mut files: Files<Pipe> = Files::new();
+//!
+//! // open: reserve the lowest free fd, build the file, install it.
+//! let slot = files.get_unused_fd_flags(O_CLOEXEC, NOFILE)?;
+//! let fd = slot.install(FileRef::new(Pipe));
+//! assert_eq!(fd, 0);
+//!
+//! // read(fd, ...): a light lookup; no lock and no refcount while the table is unshared.
+//! {
+//!     let file = files.fdget(fd).ok_or(Errno::EBADF)?;
+//!     let _pipe: &Pipe = &file;
+//! }
+//!
+//! assert_eq!(files.dup2(fd, 10, NOFILE)?, 10);
+//! assert_eq!(files.dup3(fd, fd, 0, NOFILE), Err(Errno::EINVAL));
+//! assert_eq!(files.dup2(fd, 5000, NOFILE), Err(Errno::EBADF));
+//! files.close_fd(fd)?;
+//! assert_eq!(files.close_fd(fd), Err(Errno::EBADF));
+//! # Ok::<(), Errno>(())
+//! ```
+//!
+//! ## What it is
+//!
+//! - **Slots and allocation** ([`Files::alloc_fd`], [`Files::get_unused_fd_flags`]): lowest
+//!   free fd, with the `next_fd` hint and two-level bitmaps (`open_fds`, `full_fds_bits`)
+//!   searched by the 2024 `find_next_fd` fast path ([`bitmap::find_next_fd`]).
+//! - **Light lookups** ([`Files::fdget`]): when the handle is the table's only user, a lookup
+//!   takes no lock and performs no atomic read-modify-write; the borrow checker enforces the
+//!   rules the kernel only documents.
+//! - **Lock-free shared lookups** ([`Files::fget`]): reference, then re-check of the slot and
+//!   the array; arrays retired through crossbeam-epoch after growth.
+//! - **The whole descriptor layer**: dup/dup2/dup3, `F_DUPFD[_CLOEXEC]`, `F_GETFD`/`F_SETFD`,
+//!   `F_DUPFD_QUERY`, `close_range` (UNSHARE, CLOEXEC), fork, `CLONE_FILES`, unshare, exec,
+//!   `RLIMIT_NOFILE` per caller, `nr_open` system-wide.
+//!
+//! Design notes: [`docs::design`], [`docs::locking`], [`docs::ordering`],
+//! [`docs::divergences`].
+
+#![warn(missing_docs)]
+
+pub mod bitmap;
+mod errno;
+mod fd;
+mod fdarray;
+mod file_ref;
+mod files;
+mod flags;
+mod limits;
+mod reclaim;
+mod reservation;
+mod sync;
+
+pub mod docs;
+
+pub use errno::Errno;
+pub use fd::Fd;
+pub use file_ref::FileRef;
+pub use files::{FdState, FileLike, Files, NR_OPEN_DEFAULT};
+pub use flags::{CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, FD_CLOEXEC, O_CLOEXEC};
+pub use limits::{NR_OPEN_DEFAULT_CAP, NR_OPEN_MAX, NR_OPEN_MIN, nr_open, set_nr_open};
+pub use reservation::FdReservation;
+
+/// Runs deferred frees: under loom, every one queued in this model iteration (call after
+/// joining the model's threads); otherwise, helps crossbeam-epoch collect (for leak checks in
+/// tests; never needed for correctness).
+pub fn reclaim_drain() {
+    reclaim::drain()
+}
+
+/// Live array and file allocations, for leak checks (feature `leak-check`).
+#[cfg(feature = "leak-check")]
+pub fn live_allocations() -> (isize, isize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (
+        fdarray::ARRAYS_LIVE.load(Relaxed),
+        file_ref::FILES_LIVE.load(Relaxed),
+    )
+}
