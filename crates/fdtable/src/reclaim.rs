@@ -57,12 +57,14 @@ impl Guard {
         }
         #[cfg(loom)]
         {
-            let ptr = ptr as usize;
-            let erased = Deferred(Box::new(move || {
-                // SAFETY: as for the production path; the queue is drained only after every
-                // model thread has joined, so no reader remains.
-                unsafe { free(ptr as *mut T) }
-            }));
+            // SAFETY: `unsafe fn(*mut T)` and `unsafe fn(*mut ())` are ABI-compatible (raw
+            // pointers to sized types are), and the erased function is only ever called with
+            // the pointer it was queued with.
+            let free: unsafe fn(*mut ()) = unsafe { std::mem::transmute(free) };
+            let erased = Deferred {
+                ptr: ptr as *mut (),
+                free,
+            };
             deferred_queue().lock().unwrap().push(erased);
         }
     }
@@ -72,9 +74,12 @@ impl Guard {
 struct SendPtr<T>(*mut T);
 
 #[cfg(loom)]
-struct Deferred(Box<dyn FnOnce()>);
+struct Deferred {
+    ptr: *mut (),
+    free: unsafe fn(*mut ()),
+}
 
-// SAFETY: the closure only frees memory that nobody else references any more; it is moved to
+// SAFETY: the entry only frees memory that nobody else references any more; it is moved to
 // the draining thread exactly once.
 #[cfg(loom)]
 unsafe impl Send for Deferred {}
@@ -91,7 +96,9 @@ fn deferred_queue() -> &'static std::sync::Mutex<Vec<Deferred>> {
 pub fn drain() {
     let queued = std::mem::take(&mut *deferred_queue().lock().unwrap());
     for d in queued {
-        (d.0)();
+        // SAFETY: queued by `defer_free`, whose contract makes this call sound once; every
+        // model thread has joined, so no reader remains.
+        unsafe { (d.free)(d.ptr) };
     }
 }
 

@@ -1,0 +1,304 @@
+//! loom models of every race the table handles.
+//!
+//! Run with `ci/loom` (`RUSTFLAGS="--cfg loom" cargo test -p fdtable --test loom --release`).
+//! Under loom the table starts with 2 slots (`NR_OPEN_DEFAULT`), so a model reaches growth in
+//! a couple of steps.
+//!
+//! Each file carries a loom `UnsafeCell` that its release (drop) writes and every user reads:
+//! if a lookup could hand out a file whose release is not ordered after the use, loom reports
+//! the racing accesses. Every model also counts releases: each file is released exactly once,
+//! after every handle and reference is gone.
+
+#![cfg(loom)]
+
+use fdtable::{Errno, FdState, FileLike, FileRef, Files};
+use loom::cell::UnsafeCell;
+use loom::thread;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+const NOFILE: u64 = 1024;
+
+struct Probe {
+    id: usize,
+    /// Written by the release, read by every use.
+    alive: UnsafeCell<usize>,
+    releases: Arc<AtomicUsize>,
+}
+
+impl FileLike for Probe {}
+
+// SAFETY: `alive` is only read by users and written once by the release; loom checks that the
+// write is ordered after every read, which is exactly the property under test.
+unsafe impl Sync for Probe {}
+
+impl Probe {
+    /// A use of the file: must happen-before its release.
+    fn touch(&self) -> usize {
+        self.alive.with(|p| {
+            // SAFETY: loom checks this read against the release's write.
+            let v = unsafe { *p };
+            assert_eq!(v, self.id, "file used after its release");
+            v
+        })
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        self.alive.with_mut(|p| {
+            // SAFETY: loom checks this write against every use.
+            unsafe { *p = usize::MAX }
+        });
+        self.releases.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn probe(id: usize, releases: &Arc<AtomicUsize>) -> FileRef<Probe> {
+    FileRef::new(Probe {
+        id,
+        alive: UnsafeCell::new(id),
+        releases: releases.clone(),
+    })
+}
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut b = loom::model::Builder::new();
+    if b.preemption_bound.is_none() {
+        b.preemption_bound = Some(3);
+    }
+    let iterations = Arc::new(AtomicUsize::new(0));
+    let it = iterations.clone();
+    b.check(move || {
+        it.fetch_add(1, Ordering::Relaxed);
+        f();
+        fdtable::reclaim_drain();
+    });
+    // A model that explores a single interleaving checks nothing.
+    let n = iterations.load(Ordering::Relaxed);
+    assert!(n > 1, "loom explored only {n} execution(s)");
+    if std::env::var_os("LOOM_REPORT").is_some() {
+        eprintln!("explored {n} executions");
+    }
+}
+
+/// A lock-free lookup races with a close of the same fd: it gets the file (and may use it until
+/// it drops its reference) or nothing; the file is released exactly once.
+#[test]
+fn lookup_vs_close() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(7, &rel), 0, NOFILE), Ok(0));
+        let b = a.share();
+        let t = thread::spawn(move || {
+            if let Some(f) = b.fget(0) {
+                f.touch();
+            }
+            drop(b);
+        });
+        a.close_fd(0).unwrap();
+        t.join().unwrap();
+        drop(a);
+        assert_eq!(rel.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// The light lookup of the surviving handle races with the other handle going away: once it
+/// sees itself alone it borrows without a reference, which must be safe.
+#[test]
+fn light_lookup_vs_sharer_exit() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(3, &rel), 0, NOFILE), Ok(0));
+        let mut b = a.share();
+        let t = thread::spawn(move || {
+            // The sibling closes the fd and exits.
+            b.close_fd(0).unwrap();
+            drop(b);
+        });
+        if let Some(f) = a.fdget(0) {
+            f.touch();
+        }
+        t.join().unwrap();
+        assert!(a.fdget(0).is_none());
+        assert_eq!(rel.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// A lookup races with dup2 replacing the file at its fd: it sees the old or the new file,
+/// never a released one.
+#[test]
+fn lookup_vs_dup2_replace() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(10, &rel), 0, NOFILE), Ok(0));
+        assert_eq!(a.install(probe(11, &rel), 0, NOFILE), Ok(1));
+        let b = a.share();
+        let t = thread::spawn(move || {
+            let id = b.fget(1).map(|f| f.touch());
+            assert!(matches!(id, Some(10) | Some(11)), "{id:?}");
+        });
+        assert_eq!(a.dup2(0, 1, NOFILE), Ok(1));
+        t.join().unwrap();
+        assert_eq!(rel.load(Ordering::SeqCst), 1, "file 11 released once");
+        drop(a);
+        assert_eq!(rel.load(Ordering::SeqCst), 2);
+    });
+}
+
+/// An install into a reserved slot races with another task growing the table (an alloc past
+/// `max_fds`): the install is never lost in the retired array.
+#[test]
+fn install_vs_grow() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+        let reserved = a.alloc_fd(0, NOFILE, 0).unwrap();
+        assert_eq!(reserved, 1);
+        let b = a.share();
+        let f1 = probe(1, &rel);
+        let t = thread::spawn(move || {
+            b.fd_install(1, f1).unwrap();
+            drop(b);
+        });
+        // Slots 0 and 1 are taken: this allocation grows the 2-slot table.
+        assert_eq!(a.install(probe(2, &rel), 0, NOFILE), Ok(2));
+        t.join().unwrap();
+        assert_eq!(a.fget(1).map(|f| f.touch()), Some(1));
+        assert_eq!(a.fget(2).map(|f| f.touch()), Some(2));
+        drop(a);
+        assert_eq!(rel.load(Ordering::SeqCst), 3);
+    });
+}
+
+/// A lock-free lookup races with growth: it may read the retired array, and must still find
+/// the file (or retry into the new array), and the retired array must outlive it.
+#[test]
+fn lookup_vs_grow() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(5, &rel), 0, NOFILE), Ok(0));
+        assert_eq!(a.install(probe(6, &rel), 0, NOFILE), Ok(1));
+        let b = a.share();
+        let t = thread::spawn(move || {
+            assert_eq!(b.fget(1).map(|f| f.touch()), Some(6));
+        });
+        assert_eq!(a.install(probe(8, &rel), 0, NOFILE), Ok(2));
+        t.join().unwrap();
+        drop(a);
+        assert_eq!(rel.load(Ordering::SeqCst), 3);
+    });
+}
+
+/// Two tasks close the same fd: exactly one succeeds, the other gets EBADF, one release.
+#[test]
+fn close_vs_close() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(0));
+        let mut b = a.share();
+        let t = thread::spawn(move || b.close_fd(0));
+        let mine = a.close_fd(0);
+        let theirs = t.join().unwrap();
+        assert!(
+            matches!((mine, theirs), (Ok(()), Err(Errno::EBADF)) | (Err(Errno::EBADF), Ok(()))),
+            "{mine:?} {theirs:?}"
+        );
+        assert_eq!(rel.load(Ordering::SeqCst), 1);
+    });
+}
+
+/// A fork copies the table while another task of the parent allocates, installs and closes:
+/// the child sees a consistent table (an in-progress open is not copied), takes its own
+/// reference on every file it copied, and every file is released exactly once at the end.
+#[test]
+fn fork_vs_alloc_and_close() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+        assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(1));
+        let b = a.share();
+        let t = thread::spawn(move || {
+            let child = b.fork().unwrap();
+            for fd in 0..4 {
+                match child.fd_state(fd) {
+                    FdState::Free => {}
+                    FdState::Installed { .. } => {
+                        child.fget(fd).unwrap().touch();
+                    }
+                    FdState::Reserved => panic!("reserved fd {fd} copied into the child"),
+                }
+            }
+            drop(child);
+            drop(b);
+        });
+        a.close_fd(0).unwrap();
+        let r = a.alloc_fd(0, NOFILE, 0).unwrap();
+        a.fd_install(r, probe(2, &rel)).unwrap();
+        t.join().unwrap();
+        drop(a);
+        assert_eq!(rel.load(Ordering::SeqCst), 3);
+    });
+}
+
+/// dup2 onto a slot another task has reserved but not installed yet fails with EBUSY and
+/// never loses the install.
+#[test]
+fn dup2_vs_open_in_progress() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+        let b = a.share();
+        let f1 = probe(1, &rel);
+        let t = thread::spawn(move || {
+            let fd = b.alloc_fd(0, NOFILE, 0).unwrap();
+            b.fd_install(fd, f1).unwrap();
+            fd
+        });
+        let r = a.dup2(0, 1, NOFILE);
+        let fd = t.join().unwrap();
+        match r {
+            // dup2 first: the open got the next fd.
+            Ok(1) if fd == 2 => {}
+            // The open reserved fd 1 first; dup2 either hit the reservation or displaced the
+            // installed file.
+            Err(Errno::EBUSY) | Ok(1) if fd == 1 => {}
+            other => panic!("dup2 {other:?}, open got {fd}"),
+        }
+        drop(a);
+        assert_eq!(rel.load(Ordering::SeqCst), 2);
+    });
+}
+
+/// The last reference of a file is dropped by a lookup that lost the re-check race: the lookup
+/// itself runs the release.
+#[test]
+fn lookup_may_release() {
+    model(|| {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(4, &rel), 0, NOFILE), Ok(0));
+        let b = a.share();
+        let t = thread::spawn(move || {
+            let f = b.fget(0);
+            if let Some(f) = &f {
+                f.touch();
+            }
+            drop(f);
+            drop(b);
+        });
+        let f = a.file_close_fd(0).unwrap();
+        drop(f);
+        t.join().unwrap();
+        assert_eq!(rel.load(Ordering::SeqCst), 1);
+        drop(a);
+    });
+}

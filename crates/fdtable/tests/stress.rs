@@ -1,0 +1,264 @@
+//! Many threads churning one shared table; every file must be released exactly once and,
+//! with the `leak-check` feature, every array and file allocation must be freed.
+//!
+//! Also run under ThreadSanitizer by `ci/sanitize`.
+
+#![cfg(not(loom))]
+
+use fdtable::{CLOSE_RANGE_CLOEXEC, Errno, FileLike, FileRef, Files, O_CLOEXEC};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+struct Counted {
+    id: usize,
+    payload: Box<usize>,
+    released: AtomicBool,
+    stats: Arc<Stats>,
+}
+
+#[derive(Default)]
+struct Stats {
+    created: AtomicUsize,
+    released: AtomicUsize,
+    flushed: AtomicUsize,
+}
+
+impl FileLike for Counted {
+    fn flush(&self) -> Result<(), Errno> {
+        self.check();
+        self.stats.flushed.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Counted {
+    /// A use of the file: reads its heap payload (a use-after-free shows under sanitizers) and
+    /// checks it was not released.
+    fn check(&self) -> usize {
+        assert!(!self.released.load(Ordering::Relaxed), "file {} used after release", self.id);
+        assert_eq!(*self.payload, self.id);
+        *self.payload
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        assert!(!self.released.swap(true, Ordering::Relaxed), "file {} released twice", self.id);
+        self.stats.released.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+fn file(stats: &Arc<Stats>, id: usize) -> FileRef<Counted> {
+    stats.created.fetch_add(1, Ordering::Relaxed);
+    FileRef::new(Counted {
+        id,
+        payload: Box::new(id),
+        released: AtomicBool::new(false),
+        stats: stats.clone(),
+    })
+}
+
+/// xorshift64*: deterministic per thread, no dependency.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The leak check reads process-wide counters: the tests of this file run one at a time.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn iterations() -> usize {
+    std::env::var("FDTABLE_STRESS_ITERS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20_000)
+}
+
+fn churn(mut files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) {
+    let mut rng = Rng(seed | 1);
+    // Spread fds so the table grows past 64 and 256 slots now and then.
+    let span = 300;
+    for i in 0..iters {
+        let fd = rng.below(span) as u32;
+        match rng.below(16) {
+            0..=2 => {
+                let _ = files.install(file(&stats, i), 0, 4096);
+            }
+            3 => {
+                if let Ok(r) = files.get_unused_fd_flags(O_CLOEXEC, 4096) {
+                    if rng.below(3) == 0 {
+                        drop(r); // a failed open
+                    } else {
+                        r.install(file(&stats, i));
+                    }
+                }
+            }
+            4..=5 => {
+                let _ = files.close_fd(fd);
+            }
+            6 => {
+                let _ = files.dup(fd, 4096);
+            }
+            7 => {
+                let _ = files.dup2(fd, rng.below(span) as u32, 4096);
+            }
+            8 => {
+                let _ = files.dupfd(fd, rng.below(span) as u32, true, 4096);
+            }
+            9..=11 => {
+                if let Some(f) = files.fget(fd) {
+                    f.check();
+                }
+            }
+            12 => {
+                if let Some(f) = files.fdget(fd) {
+                    f.check();
+                }
+            }
+            13 => {
+                if rng.below(20) == 0 {
+                    let child = files.fork().unwrap();
+                    for (_, _, f) in child.snapshot() {
+                        f.check();
+                    }
+                    drop(child);
+                } else {
+                    let _ = files.set_close_on_exec(fd, rng.below(2) == 0);
+                }
+            }
+            14 => {
+                let first = fd;
+                let last = first + rng.below(8) as u32;
+                let flags = if rng.below(2) == 0 { CLOSE_RANGE_CLOEXEC } else { 0 };
+                files.close_range(first, last, flags).unwrap();
+            }
+            _ => {
+                let _ = files.dupfd_query(fd, rng.below(span) as u32);
+            }
+        }
+    }
+    drop(files);
+}
+
+#[test]
+fn shared_table_churn_releases_every_file_once() {
+    let _serial = serial();
+    let stats = Arc::new(Stats::default());
+    let mut root: Files<Counted> = Files::new();
+    for i in 0..3 {
+        root.install(file(&stats, i), 0, 4096).unwrap();
+    }
+    let threads = 4;
+    let iters = iterations();
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
+            let h = root.share();
+            let s = stats.clone();
+            std::thread::spawn(move || churn(h, s, 0x9E37_79B9 * (t as u64 + 1), iters))
+        })
+        .collect();
+    // The root handle also takes part, and sometimes unshares mid-way.
+    churn(root.share(), stats.clone(), 7, iters / 2);
+    root.unshare().unwrap();
+    for h in handles {
+        h.join().unwrap();
+    }
+    drop(root);
+    let created = stats.created.load(Ordering::Relaxed);
+    assert!(created > 1000);
+    assert_eq!(stats.released.load(Ordering::Relaxed), created, "every file released exactly once");
+    #[cfg(feature = "leak-check")]
+    {
+        // Deferred frees of retired arrays and files run after grace periods.
+        for _ in 0..100 {
+            fdtable::reclaim_drain();
+            if fdtable::live_allocations() == (0, 0) {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        assert_eq!(fdtable::live_allocations(), (0, 0), "(arrays, files) still allocated");
+    }
+}
+
+#[test]
+fn unshared_tables_in_parallel() {
+    let _serial = serial();
+    let stats = Arc::new(Stats::default());
+    let iters = iterations();
+    let handles: Vec<_> = (0..3)
+        .map(|t| {
+            let s = stats.clone();
+            std::thread::spawn(move || churn(Files::new(), s, 99 + t, iters))
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(
+        stats.released.load(Ordering::Relaxed),
+        stats.created.load(Ordering::Relaxed)
+    );
+}
+
+/// Lookups on one fd from several threads while another thread keeps replacing the file there
+/// (dup2) and closing it: every lookup returns a live file.
+#[test]
+fn lookups_vs_replacement() {
+    let _serial = serial();
+    let stats = Arc::new(Stats::default());
+    let mut root: Files<Counted> = Files::new();
+    root.install(file(&stats, 0), 0, 4096).unwrap();
+    root.install(file(&stats, 1), 0, 4096).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let h = root.share();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut seen = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    if let Some(f) = h.fget(1) {
+                        f.check();
+                        seen += 1;
+                    }
+                    if let Some(f) = h.fdget(1) {
+                        f.check();
+                    }
+                }
+                seen
+            })
+        })
+        .collect();
+    let iters = iterations();
+    for i in 0..iters {
+        if i % 3 == 0 {
+            let _ = root.close_fd(1);
+        }
+        let f = file(&stats, i + 2);
+        let fd = root.get_unused_fd_flags(0, 4096).unwrap().install(f);
+        let _ = root.dup2(fd, 1, 4096);
+        let _ = root.close_fd(fd);
+    }
+    stop.store(true, Ordering::Relaxed);
+    for r in readers {
+        r.join().unwrap();
+    }
+    drop(root);
+    assert_eq!(
+        stats.released.load(Ordering::Relaxed),
+        stats.created.load(Ordering::Relaxed)
+    );
+}
