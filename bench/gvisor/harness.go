@@ -151,7 +151,7 @@ func measure(threads int, op func(tid, n int), o opts) []float64 {
 			if spent >= o.warmup && last >= time.Millisecond {
 				break
 			}
-			if last < o.warmup/4 {
+			if last < max(o.warmup/4, 2*time.Millisecond) {
 				n *= 2
 			}
 		}

@@ -85,6 +85,7 @@ func main() {
 		warmup    = flag.Duration("warmup", 0, "warm-up and calibration time per measurement (default 200ms, 50ms with -quick)")
 		iters     = flag.Int("iters", 0, "fixed iterations per sample and thread, skipping calibration (0: calibrate)")
 		list      = flag.Bool("list", false, "print the workload names and exit")
+		pin       = flag.Bool("pin", true, "pin worker thread i to CPU i mod NumCPU")
 		cpuprof   = flag.String("cpuprofile", "", "write a pprof CPU profile of the whole run to this file")
 		workloads listFlag
 	)
@@ -103,6 +104,7 @@ func main() {
 		os.Exit(2)
 	}
 
+	pinThreads = *pin
 	o := opts{samples: 10, duration: time.Second, warmup: 200 * time.Millisecond, iters: *iters}
 	if *quick {
 		o.samples, o.duration, o.warmup = 5, 300*time.Millisecond, 50*time.Millisecond
