@@ -127,11 +127,12 @@ pub trait FileOperations: Any + Send + Sync {
         let mut done = 0usize;
         while it.count() > 0 {
             let chunk = it.next_chunk(usize::MAX);
+            let want = chunk.len();
             match self.write(file, chunk, pos.as_deref_mut()) {
                 Ok(n) => {
                     it.advance(n);
                     done += n;
-                    if n != chunk.len() {
+                    if n != want {
                         break;
                     }
                 }

@@ -348,12 +348,12 @@ mod tests {
 
     #[test]
     fn ioctl_numbers_match_the_host_headers() {
-        assert_eq!(FIONREAD as u64, libc::FIONREAD as u64);
-        assert_eq!(FIONBIO as u64, libc::FIONBIO as u64);
-        assert_eq!(FIOCLEX as u64, libc::FIOCLEX as u64);
-        assert_eq!(FIONCLEX as u64, libc::FIONCLEX as u64);
-        assert_eq!(FIOASYNC as u64, libc::FIOASYNC as u64);
-        assert_eq!(FIOQSIZE as u64, libc::FIOQSIZE as u64);
+        assert_eq!(FIONREAD as libc::Ioctl, libc::FIONREAD);
+        assert_eq!(FIONBIO as libc::Ioctl, libc::FIONBIO);
+        assert_eq!(FIOCLEX as libc::Ioctl, libc::FIOCLEX);
+        assert_eq!(FIONCLEX as libc::Ioctl, libc::FIONCLEX);
+        assert_eq!(FIOASYNC as libc::Ioctl, libc::FIOASYNC);
+        assert_eq!(FIOQSIZE as libc::Ioctl, libc::FIOQSIZE);
         assert_eq!(F_DUPFD_CLOEXEC, libc::F_DUPFD_CLOEXEC);
         assert_eq!(F_GETPIPE_SZ, libc::F_GETPIPE_SZ);
         assert_eq!(F_SETPIPE_SZ, libc::F_SETPIPE_SZ);

@@ -1,0 +1,324 @@
+//! Host passthrough: [`HostFile`] wraps a real host file descriptor as a [`File`] (what a
+//! sandbox hands a guest for a file it opened on the guest's behalf), and [`HostMemory`], the
+//! caller's own address space as ioctl memory. The only module with `unsafe` code: libc calls
+//! on a descriptor this module owns, and the raw copies `HostMemory` promises are valid.
+
+#![allow(unsafe_code)]
+
+use crate::file::File;
+use crate::ops::{FileOperations, Kstat};
+use crate::uaccess::{UserMemory, put_user_i32};
+use crate::uapi::*;
+use fdtable::Errno;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// A host file descriptor as the operations of a [`File`]. It owns the descriptor and closes
+/// it when the file is released (dropped).
+///
+/// - Regular files, directories and block devices use the layer's position: reads and writes
+///   become `pread`/`pwrite` at the file's `f_pos`, so `dup` and `fork` in the layer share
+///   positions exactly as the kernel shares them. An `O_APPEND` write goes through `write(2)`
+///   and the position becomes the host's end of that write.
+/// - Pipes, sockets, character devices and anonymous files (eventfd...) are streams:
+///   `read(2)`/`write(2)` on the host descriptor, whose own position (if any) is the truth;
+///   `lseek` on a character device or an anonymous file is forwarded.
+/// - The layer's `O_APPEND` and `O_NONBLOCK` (`F_SETFL`, `FIONBIO`) are copied to the host
+///   descriptor before the next read or write.
+/// - ioctl: `FIONREAD` is forwarded for streams (regular files are answered by the layer);
+///   other commands are "not mine" (`ENOTTY`), because their arguments would be guest
+///   addresses the host cannot interpret.
+pub struct HostFile {
+    fd: OwnedFd,
+    kind: u32,
+    /// The `O_APPEND | O_NONBLOCK` bits last set on the host descriptor.
+    host_flags: AtomicU32,
+}
+
+/// Turns a libc return value into a result, reading `errno` on -1.
+fn cvt(r: isize) -> Result<usize, Errno> {
+    if r < 0 {
+        Err(Errno::last_os_error())
+    } else {
+        Ok(r as usize)
+    }
+}
+
+impl HostFile {
+    /// Wraps `fd` as a file: the access mode and status flags come from the host's
+    /// `F_GETFL`, the kind from `fstat`.
+    pub fn wrap(fd: OwnedFd) -> Result<File, Errno> {
+        let raw = fd.as_raw_fd();
+        // SAFETY: `raw` is an open descriptor owned by `fd`; F_GETFL takes no pointer.
+        let fl = unsafe { libc::fcntl(raw, libc::F_GETFL) };
+        if fl < 0 {
+            return Err(Errno::last_os_error());
+        }
+        let host = HostFile {
+            fd,
+            kind: 0,
+            host_flags: AtomicU32::new(fl as u32 & (O_APPEND | O_NONBLOCK)),
+        };
+        let kind = host.stat()?.mode & S_IFMT;
+        let host = HostFile { kind, ..host };
+        Ok(File::new(fl as u32, Arc::new(host)))
+    }
+
+    fn raw(&self) -> i32 {
+        self.fd.as_raw_fd()
+    }
+
+    fn positional(&self) -> bool {
+        matches!(self.kind, S_IFREG | S_IFDIR | S_IFBLK)
+    }
+
+    fn stat(&self) -> Result<Kstat, Errno> {
+        let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+        // SAFETY: `st` is valid for writes of one `struct stat`; the descriptor is open.
+        if unsafe { libc::fstat(self.raw(), st.as_mut_ptr()) } < 0 {
+            return Err(Errno::last_os_error());
+        }
+        // SAFETY: fstat succeeded, so it initialised `st`.
+        let st = unsafe { st.assume_init() };
+        Ok(Kstat {
+            mode: st.st_mode,
+            ino: st.st_ino,
+            nlink: st.st_nlink as u32,
+            size: st.st_size,
+            blksize: st.st_blksize as u32,
+            blocks: st.st_blocks as u64,
+            rdev: st.st_rdev,
+        })
+    }
+
+    /// Copies the layer's `O_APPEND | O_NONBLOCK` to the host descriptor if they changed.
+    fn sync_flags(&self, file: &File) -> Result<(), Errno> {
+        let want = file.flags() & (O_APPEND | O_NONBLOCK);
+        // ORDERING: Relaxed; a cache of the host's own state, which the host kernel orders.
+        // Two racing updates both call F_SETFL; the last one wins on the host and here.
+        if self.host_flags.load(Ordering::Relaxed) == want {
+            return Ok(());
+        }
+        // SAFETY: F_GETFL/F_SETFL on our open descriptor; no pointers.
+        let cur = unsafe { libc::fcntl(self.raw(), libc::F_GETFL) };
+        if cur < 0 {
+            return Err(Errno::last_os_error());
+        }
+        let new = (cur as u32 & !(O_APPEND | O_NONBLOCK)) | want;
+        // SAFETY: as above.
+        if unsafe { libc::fcntl(self.raw(), libc::F_SETFL, new as i32) } < 0 {
+            return Err(Errno::last_os_error());
+        }
+        // ORDERING: Relaxed; see the load.
+        self.host_flags.store(want, Ordering::Relaxed);
+        Ok(())
+    }
+
+    fn host_lseek(&self, offset: i64, whence: i32) -> Result<i64, Errno> {
+        // SAFETY: lseek on our open descriptor; no pointers.
+        let r = unsafe { libc::lseek(self.raw(), offset, whence) };
+        if r < 0 {
+            return Err(Errno::last_os_error());
+        }
+        Ok(r)
+    }
+}
+
+impl FileOperations for HostFile {
+    fn fmode(&self) -> u32 {
+        let rw = FMODE_CAN_READ | FMODE_CAN_WRITE;
+        // sendfile can read from what has `->splice_read`: not pipes, not anonymous inodes.
+        let splice = FMODE_CAN_SPLICE_READ;
+        let pos = FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE;
+        match self.kind {
+            S_IFREG | S_IFDIR => rw | splice | pos | FMODE_ATOMIC_POS,
+            S_IFBLK => rw | splice | pos,
+            S_IFCHR => rw | splice | pos | FMODE_STREAM,
+            S_IFSOCK => rw | splice | FMODE_STREAM,
+            S_IFIFO => rw | FMODE_STREAM,
+            // Anonymous inodes (eventfd, timerfd...): the host decides what lseek means.
+            _ => rw | FMODE_STREAM | FMODE_LSEEK,
+        }
+    }
+
+    fn getattr(&self) -> Kstat {
+        // A descriptor we own cannot stop being fstat-able; report an empty stat of the right
+        // kind if the host says otherwise.
+        self.stat().unwrap_or(Kstat {
+            mode: self.kind,
+            ..Kstat::default()
+        })
+    }
+
+    fn read(&self, file: &File, buf: &mut [u8], pos: Option<&mut i64>) -> Result<usize, Errno> {
+        self.sync_flags(file)?;
+        let ptr = buf.as_mut_ptr().cast();
+        match pos {
+            Some(pos) => {
+                // SAFETY: `buf` is valid for `buf.len()` bytes of writes.
+                let n = cvt(unsafe { libc::pread(self.raw(), ptr, buf.len(), *pos) })?;
+                *pos += n as i64;
+                Ok(n)
+            }
+            // SAFETY: as above.
+            None => cvt(unsafe { libc::read(self.raw(), ptr, buf.len()) }),
+        }
+    }
+
+    fn write(&self, file: &File, buf: &[u8], pos: Option<&mut i64>) -> Result<usize, Errno> {
+        self.sync_flags(file)?;
+        let ptr = buf.as_ptr().cast();
+        match pos {
+            Some(pos) if file.flags() & O_APPEND != 0 && self.positional() => {
+                // SAFETY: `buf` is valid for `buf.len()` bytes of reads.
+                let n = cvt(unsafe { libc::write(self.raw(), ptr, buf.len()) })?;
+                *pos = self.host_lseek(0, SEEK_CUR)?;
+                Ok(n)
+            }
+            Some(pos) => {
+                // SAFETY: as above.
+                let n = cvt(unsafe { libc::pwrite(self.raw(), ptr, buf.len(), *pos) })?;
+                *pos += n as i64;
+                Ok(n)
+            }
+            // SAFETY: as above.
+            None => cvt(unsafe { libc::write(self.raw(), ptr, buf.len()) }),
+        }
+    }
+
+    fn llseek(&self, _file: &File, cur: i64, offset: i64, whence: i32) -> Result<i64, Errno> {
+        if !self.positional() {
+            return self.host_lseek(offset, whence);
+        }
+        match whence {
+            // The host's position is not ours: make SEEK_CUR absolute.
+            SEEK_CUR if offset == 0 => Ok(cur),
+            SEEK_CUR => self.host_lseek(cur.wrapping_add(offset), SEEK_SET),
+            _ => self.host_lseek(offset, whence),
+        }
+    }
+
+    fn unlocked_ioctl(
+        &self,
+        _file: &File,
+        cmd: u32,
+        arg: usize,
+        mem: &mut dyn UserMemory,
+    ) -> Result<i64, Errno> {
+        if cmd != FIONREAD || self.positional() {
+            return Err(ENOIOCTLCMD);
+        }
+        let mut n: libc::c_int = 0;
+        // SAFETY: FIONREAD writes one int to the pointer, which is valid for that.
+        if unsafe { libc::ioctl(self.raw(), libc::FIONREAD, &mut n as *mut libc::c_int) } < 0 {
+            return Err(Errno::last_os_error());
+        }
+        put_user_i32(mem, arg, n)?;
+        Ok(0)
+    }
+
+    fn poll(&self, _file: &File) -> u16 {
+        let mut p = libc::pollfd {
+            fd: self.raw(),
+            events: (POLLIN | POLLOUT | POLLPRI | POLLRDHUP) as i16,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; timeout 0 never blocks.
+        if unsafe { libc::poll(&mut p, 1, 0) } < 0 {
+            return POLLERR;
+        }
+        p.revents as u16
+    }
+
+    fn truncate(&self, _file: &File, len: i64) -> Result<(), Errno> {
+        // SAFETY: ftruncate on our open descriptor; no pointers.
+        if unsafe { libc::ftruncate(self.raw(), len) } < 0 {
+            return Err(Errno::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// The caller's own address space as ioctl memory: guest addresses are real pointers. `NULL`
+/// is `EFAULT`; every other address is trusted.
+#[derive(Debug)]
+pub struct HostMemory {
+    _private: (),
+}
+
+impl HostMemory {
+    /// # Safety
+    ///
+    /// Every non-zero address later passed through this value (the `arg` of an ioctl whose
+    /// command reads or writes memory) must be valid for reads or writes of the command's size
+    /// for the duration of the call, and not aliased by a live Rust reference.
+    pub unsafe fn new() -> HostMemory {
+        HostMemory { _private: () }
+    }
+}
+
+impl UserMemory for HostMemory {
+    fn copy_from_user(&mut self, addr: usize, dst: &mut [u8]) -> Result<(), Errno> {
+        if addr == 0 {
+            return Err(Errno::EFAULT);
+        }
+        // SAFETY: the constructor's contract: `addr` is valid for `dst.len()` bytes of reads
+        // and does not overlap `dst`, which is a live Rust buffer.
+        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+
+    fn copy_to_user(&mut self, addr: usize, src: &[u8]) -> Result<(), Errno> {
+        if addr == 0 {
+            return Err(Errno::EFAULT);
+        }
+        // SAFETY: the constructor's contract: `addr` is valid for `src.len()` bytes of writes.
+        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), addr as *mut u8, src.len()) };
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::uaccess::get_user_i32;
+    use std::os::fd::FromRawFd;
+
+    fn host_pipe() -> (OwnedFd, OwnedFd) {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for two ints.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: pipe2 returned two fresh descriptors that nothing else owns.
+        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    }
+
+    #[test]
+    fn host_pipe_passthrough() {
+        let (r, w) = host_pipe();
+        let r = HostFile::wrap(r).unwrap();
+        let w = HostFile::wrap(w).unwrap();
+        assert_eq!(r.file_type(), S_IFIFO);
+        assert!(r.is_stream());
+        assert_eq!(w.ops().write(&w, b"hello", None), Ok(5));
+        let mut n = 0i32;
+        let mut mem = HostMemory { _private: () };
+        let addr = &mut n as *mut i32 as usize;
+        assert_eq!(r.ops().unlocked_ioctl(&r, FIONREAD, addr, &mut mem), Ok(0));
+        assert_eq!(n, 5);
+        assert_eq!(
+            r.ops().unlocked_ioctl(&r, FIONREAD, 0, &mut mem),
+            Err(Errno::EFAULT)
+        );
+        let mut buf = [0u8; 8];
+        assert_eq!(r.ops().read(&r, &mut buf, None), Ok(5));
+        r.update_flags(O_NONBLOCK, O_NONBLOCK);
+        assert_eq!(r.ops().read(&r, &mut buf, None), Err(Errno::EAGAIN));
+        let mut bytes = [0u8; 4];
+        let mut lin = crate::uaccess::LinearMemory::new(16, &mut bytes);
+        assert_eq!(r.ops().unlocked_ioctl(&r, FIONREAD, 16, &mut lin), Ok(0));
+        assert_eq!(get_user_i32(&mut lin, 16), Ok(0));
+        drop(w);
+        assert_eq!(r.ops().read(&r, &mut buf, None), Ok(0));
+    }
+}
