@@ -1,0 +1,1 @@
+//! The C ABI of fdtable (under construction).
