@@ -47,6 +47,9 @@ pub trait Sys: Sized {
     fn set_hi(&mut self, hi: u64);
     /// Records the results of record `i` and its resolved arguments.
     fn put_result(&mut self, i: usize, r: [i64; 2], args: [u64; 2]);
+    /// Records the first result of record `i` and its arguments, leaving the second alone
+    /// (a `Share` child writes that one).
+    fn put_result1(&mut self, i: usize, r: i64, args: [u64; 2]);
     /// Records the second result of record `i` only (set by a child before its body).
     fn put_result2(&mut self, i: usize, r: i64);
     /// Records the open and close-on-exec bits of fds `0..128` after record `i`.
@@ -241,7 +244,7 @@ fn step<S: Sys, P: Prog + ?Sized>(
                 }
                 run_process(csys, prog, &mut f, body.0, body.1, i as u64);
             });
-            sys.put_result(i, [res[0], NOT_RUN], args);
+            sys.put_result1(i, res[0], args);
             window(sys, i);
             return body.1;
         }
