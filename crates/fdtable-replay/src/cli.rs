@@ -1,0 +1,149 @@
+//! Command-line entry points used by the `fdtable` binary: `fdtable replay` and
+//! `fdtable record`.
+//!
+//! Exit codes: 0 when every log replayed without a mismatch (and every line could be read),
+//! 1 when a log has a mismatch or an unreadable line, 2 when a log or its meta file could not
+//! be read at all (or, for `record`, strace could not run).
+
+use crate::meta;
+use crate::parse::Source;
+use crate::record;
+use crate::replay::{Options, Report, replay as replay_one};
+use crate::report;
+use indicatif::{ProgressBar, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+
+/// Arguments of `fdtable replay`.
+#[derive(clap::Args, Debug)]
+pub struct ReplayArgs {
+    /// One JSON object per log on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Descriptors open at the start, overriding the meta file (e.g. `0,1,2`).
+    #[arg(long, value_delimiter = ',')]
+    pub fds: Option<Vec<u32>>,
+    /// RLIMIT_NOFILE at the start, overriding the meta file.
+    #[arg(long)]
+    pub nofile: Option<u64>,
+    /// strace logs to replay (plain or gzip; `NAME.meta.json` beside each is read).
+    #[arg(required = true)]
+    pub logs: Vec<std::path::PathBuf>,
+}
+
+/// Arguments of `fdtable record`.
+#[derive(clap::Args, Debug)]
+pub struct RecordArgs {
+    /// Where to write the log (default: `NAME.strace` in the current directory, after the
+    /// command's name); the meta file goes beside it.
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// Print the replay's report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// The command to run under strace.
+    #[arg(last = true, required = true)]
+    pub cmd: Vec<String>,
+}
+
+/// Runs `fdtable replay`; returns the process exit code.
+pub fn replay(args: ReplayArgs) -> i32 {
+    let opts = Options {
+        initial_fds: args.fds.clone(),
+        nofile: args.nofile,
+    };
+    let mut code = 0;
+    for log in &args.logs {
+        match run_one(log, &opts) {
+            Ok(r) => {
+                print_report(&r, args.json);
+                if !r.clean() {
+                    code = code.max(1);
+                }
+            }
+            Err(e) => {
+                eprintln!("fdtable replay: {}: {e}", log.display());
+                code = 2;
+            }
+        }
+    }
+    code
+}
+
+fn print_report(r: &Report, json: bool) {
+    if json {
+        println!("{}", report::json(r));
+    } else {
+        print!("{}", report::text(r));
+    }
+}
+
+/// Replays one log file with its meta file, showing a progress bar on a terminal.
+pub fn run_one(log: &Path, opts: &Options) -> Result<Report, String> {
+    let meta = meta::load(log)?;
+    let src = Source::path(log);
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = ProgressBar::new(0);
+        b.set_style(
+            ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} lines ({per_sec})")
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        b.set_message(
+            log.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+        );
+        b
+    });
+    let mut tick = |pos: u64, len: u64| {
+        if let Some(b) = &bar {
+            b.set_length(len);
+            b.set_position(pos);
+        }
+    };
+    let r = replay_one(&src, meta.as_ref(), opts, &mut tick).map_err(|e| e.to_string());
+    if let Some(b) = bar {
+        b.finish_and_clear();
+    }
+    r
+}
+
+/// Runs `fdtable record`; returns the process exit code.
+pub fn record(args: RecordArgs) -> i32 {
+    let out = args.out.clone().unwrap_or_else(|| default_out(&args.cmd));
+    let rec = match record::record(&args.cmd, &out) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("fdtable record: {e}");
+            return 2;
+        }
+    };
+    eprintln!(
+        "fdtable record: {} exited with {}; log {} ({} lines), meta {}",
+        args.cmd.join(" "),
+        rec.exit_status,
+        out.display(),
+        rec.lines,
+        meta::meta_path(&out).display()
+    );
+    match run_one(&out, &Options::default()) {
+        Ok(r) => {
+            print_report(&r, args.json);
+            if r.clean() { 0 } else { 1 }
+        }
+        Err(e) => {
+            eprintln!("fdtable record: replaying {}: {e}", out.display());
+            2
+        }
+    }
+}
+
+fn default_out(cmd: &[String]) -> PathBuf {
+    let base = cmd
+        .first()
+        .and_then(|c| Path::new(c).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "record".into());
+    PathBuf::from(format!("{base}.strace"))
+}

@@ -1,0 +1,284 @@
+//! Comparing the library with the log, and what to do when they disagree.
+//!
+//! Every step's [`Check`] is counted here. A disagreement is classified — *drift* in a table
+//! that may change invisibly (io_uring, unprinted descriptors: P12), *inherited* when the
+//! initial state was assumed and the descriptors involved were never seen (P10), else a
+//! *mismatch* — and the table is resynchronised to the log (a gap below a returned fd was
+//! taken invisibly; a returned fd the model held open was closed invisibly), so that one
+//! error does not cascade into the next results. Descriptor arguments of successful calls
+//! are checked open (P15).
+
+use super::step::{Check, Step, Val, force_install};
+use super::{Engine, Pending};
+use crate::decode::Kind;
+use crate::parse::Call;
+use crate::stats::Exactness;
+use fdtable::FdState;
+
+/// The largest gap a resync fills with opaque descriptors.
+const MAX_GAP: u32 = 4096;
+/// How a disagreement is classified.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Verdict {
+    Mismatch,
+    Drift,
+    Inherited,
+}
+
+impl Engine {
+    /// Replays steps in line order on a table only this task uses.
+    pub(crate) fn direct(&mut self, ti: usize, c: &Call, steps: &[Step], nofile: u64) {
+        self.run_in_order(ti, c, steps, Vec::new(), nofile);
+    }
+
+    /// Runs steps one after the other on the live table, counting and resyncing each.
+    pub(crate) fn run_in_order(
+        &mut self,
+        ti: usize,
+        c: &Call,
+        steps: &[Step],
+        mut held: Vec<u32>,
+        nofile: u64,
+    ) {
+        let mut skip_install = false;
+        for s in steps {
+            if skip_install && matches!(s, Step::Install { .. }) {
+                skip_install = false;
+                continue;
+            }
+            let Some(t) = self.tables.get_mut(ti) else {
+                return;
+            };
+            let chk = s.run(&mut t.files, &mut held, nofile, c.line);
+            if !self.account(ti, c, s, chk, Exactness::Exact) && matches!(s, Step::ReserveAt { .. })
+            {
+                // The resync installed the logged fd; the reservation is gone.
+                held.clear();
+                skip_install = true;
+            }
+        }
+    }
+
+    /// Counts one check; on a disagreement, classifies it and resynchronises the table.
+    /// Returns whether the library agreed.
+    pub(crate) fn account(
+        &mut self,
+        ti: usize,
+        c: &Call,
+        s: &Step,
+        chk: Check,
+        how: Exactness,
+    ) -> bool {
+        if chk.ok() {
+            if chk.counted {
+                let row = self.stats.row(&c.name);
+                row.checked += 1;
+                row.matched += 1;
+                match how {
+                    Exactness::Exact => self.stats.exact += 1,
+                    Exactness::Consistent => self.stats.consistent += 1,
+                }
+                match chk.expect {
+                    Val::Fd(_) if !matches!(s, Step::Dup2 { .. } | Step::Dup3 { .. }) => {
+                        self.stats.fds_predicted += 1
+                    }
+                    Val::Bit(_) => self.stats.cloexec_bits += 1,
+                    Val::Err(fdtable::Errno::EBADF) => self.stats.ebadf += 1,
+                    _ => {}
+                }
+            }
+            return true;
+        }
+        let verdict = self.verdict(ti, s, chk);
+        match verdict {
+            Verdict::Mismatch => {
+                let row = self.stats.row(&c.name);
+                row.checked += 1;
+                row.mismatched += 1;
+                self.push_mismatch(
+                    c,
+                    chk.expect.to_string(),
+                    chk.got.to_string(),
+                    "value differs",
+                );
+            }
+            Verdict::Drift => {
+                self.stats.drift += 1;
+                if self.stats.first_drift.len() < crate::stats::KEEP {
+                    self.stats.first_drift.push(crate::stats::Mismatch {
+                        line: c.line,
+                        tid: c.tid,
+                        call: format!("{}({})", c.name, crate::parse::join::shorten(&c.args)),
+                        log: chk.expect.to_string(),
+                        library: chk.got.to_string(),
+                    });
+                }
+            }
+            Verdict::Inherited => {
+                self.stats.inherited += 1;
+                self.stats.note(format!(
+                    "line {}: descriptors below {} were open without a visible creation; \
+                     taken as inherited (no meta file: initial descriptors assumed)",
+                    c.line, chk.expect
+                ));
+            }
+        }
+        self.resync(ti, s, chk, c.line, verdict == Verdict::Inherited);
+        false
+    }
+
+    fn verdict(&self, ti: usize, s: &Step, chk: Check) -> Verdict {
+        let Some(t) = self.tables.get(ti) else {
+            return Verdict::Mismatch;
+        };
+        if t.drifting || t.blind {
+            return Verdict::Drift;
+        }
+        // An allocation that landed above the lowest free number: were the skipped numbers
+        // never seen? Then, with an assumed initial state, they were inherited.
+        if self.init.assumed
+            && let (Step::Alloc { .. } | Step::ReserveAt { .. }, Val::Fd(want), Val::Fd(got)) =
+                (s, chk.expect, chk.got)
+            && got < want
+            && (got..want).all(|fd| {
+                !self.touched_before(fd)
+                    || matches!(t.files.fd_state(fd), FdState::Installed { .. })
+            })
+        {
+            return Verdict::Inherited;
+        }
+        Verdict::Mismatch
+    }
+
+    fn touched_before(&self, fd: u32) -> bool {
+        self.touched.contains(&fd)
+    }
+
+    /// Makes the table agree with the log after a disagreement (P12's rules: a gap was taken
+    /// invisibly, a reused number was closed invisibly).
+    fn resync(&mut self, ti: usize, s: &Step, chk: Check, line: u64, inherited: bool) {
+        self.stats.resyncs += 1;
+        let Some(t) = self.tables.get_mut(ti) else {
+            return;
+        };
+        let f = &mut t.files;
+        let fill = if inherited {
+            Kind::Inherited
+        } else {
+            Kind::Opaque
+        };
+        match (s, chk.expect, chk.got) {
+            (Step::Alloc { .. } | Step::ReserveAt { .. }, Val::Fd(want), got) => {
+                if let Val::Fd(g) = got {
+                    if matches!(s, Step::ReserveAt { .. }) {
+                        f.put_unused_fd(g);
+                    } else {
+                        let _ = f.close_fd(g);
+                    }
+                    // Bounded: a corrupt log must not make the replay allocate millions.
+                    if g < want && want - g <= MAX_GAP {
+                        for fd in g..want {
+                            if f.fd_state(fd) == FdState::Free {
+                                force_install(f, fd, fill, line);
+                            }
+                        }
+                    }
+                }
+                force_install(f, want, Kind::Opaque, line);
+            }
+            (Step::Alloc { .. }, Val::Err(_), Val::Fd(g)) => {
+                let _ = f.close_fd(g);
+            }
+            (Step::ReserveAt { .. }, Val::Err(_), Val::Fd(g)) => f.put_unused_fd(g),
+            (
+                Step::Dup { .. } | Step::DupFd { .. } | Step::Dup2 { .. } | Step::Dup3 { .. },
+                Val::Fd(want),
+                got,
+            ) => {
+                if let Val::Fd(g) = got
+                    && g != want
+                    && !matches!(s, Step::Dup2 { .. } | Step::Dup3 { .. })
+                {
+                    let _ = f.close_fd(g);
+                }
+                force_install(f, want, Kind::Opaque, line);
+            }
+            (Step::GetFd { fd, .. }, Val::Bit(b), _) => {
+                if !matches!(f.fd_state(*fd), FdState::Installed { .. }) {
+                    force_install(f, *fd, Kind::Opaque, line);
+                }
+                let _ = f.set_close_on_exec(*fd, b);
+            }
+            (Step::SetFd { fd, cloexec, .. }, Val::Ok, _) => {
+                force_install(f, *fd, Kind::Opaque, line);
+                let _ = f.set_close_on_exec(*fd, *cloexec);
+            }
+            _ => {}
+        }
+    }
+
+    /// Checks that the descriptor arguments of a successful call are open (P15).
+    pub(crate) fn check_uses(&mut self, c: &Call, uses: &[u32], pending: Option<&Pending>) {
+        if uses.is_empty() || !c.ret.is_ok() {
+            return;
+        }
+        let Some(task) = self.tasks.get(&c.entry_tid) else {
+            return;
+        };
+        let ti = task.table;
+        for &fd in uses {
+            let Some(t) = self.tables.get(ti) else {
+                return;
+            };
+            let open = matches!(t.files.fd_state(fd), FdState::Installed { .. })
+                || pending.is_some_and(|p| p.open_at_entry.contains(&fd));
+            self.stats.fd_uses += 1;
+            if open {
+                continue;
+            }
+            // Closed meanwhile by a sibling whose call overlapped ours?
+            if t.sharers() > 1 && c.entry_line < c.line {
+                continue;
+            }
+            let verdict = if t.drifting || t.blind {
+                Verdict::Drift
+            } else if self.init.assumed && !self.touched.contains(&fd) {
+                Verdict::Inherited
+            } else {
+                Verdict::Mismatch
+            };
+            match verdict {
+                Verdict::Mismatch => {
+                    let row = self.stats.row(&c.name);
+                    row.checked += 1;
+                    row.mismatched += 1;
+                    self.push_mismatch(
+                        c,
+                        format!("{fd} open (the call succeeded)"),
+                        format!("{fd} not open"),
+                        "fd use",
+                    );
+                }
+                Verdict::Drift => self.stats.drift += 1,
+                Verdict::Inherited => {
+                    self.stats.inherited += 1;
+                    self.stats.note(format!(
+                        "line {}: fd {fd} used without a visible creation; taken as inherited \
+                         (no meta file: initial descriptors assumed)",
+                        c.line
+                    ));
+                }
+            }
+            self.touched.insert(fd);
+            if let Some(t) = self.tables.get_mut(ti) {
+                self.stats.resyncs += 1;
+                let kind = if verdict == Verdict::Inherited {
+                    Kind::Inherited
+                } else {
+                    Kind::Opaque
+                };
+                force_install(&mut t.files, fd, kind, c.line);
+            }
+        }
+    }
+}

@@ -1,0 +1,610 @@
+//! One test (or more) per pitfall of REPORT.md §7, on small logs written here. Each test
+//! also shows the replay failing when the rule is broken (the log altered so that the rule
+//! matters), so none of them can pass by accident.
+
+use fdtable_replay::parse::Source;
+use fdtable_replay::replay::{Options, Report, replay};
+use fdtable_replay::stats::Stats;
+
+/// The known initial state: 0, 1, 2 open, RLIMIT_NOFILE 1024.
+fn known() -> Options {
+    Options {
+        initial_fds: Some(vec![0, 1, 2]),
+        nofile: Some(1024),
+    }
+}
+
+fn run_opts(log: &str, opts: &Options) -> Report {
+    let text: String = log
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    replay(
+        &Source::bytes("test", text.into_bytes()),
+        None,
+        opts,
+        &mut |_, _| {},
+    )
+    .expect("in-memory log")
+}
+
+fn run(log: &str) -> Stats {
+    run_opts(log, &known()).stats
+}
+
+/// Asserts no mismatch and no unreadable line.
+fn clean(s: &Stats) {
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert_eq!(s.errors, 0, "{:?}", s.first_errors);
+}
+
+fn mismatch_lines(s: &Stats) -> Vec<u64> {
+    s.first_mismatches.iter().map(|m| m.line).collect()
+}
+
+const THREAD: &str = "clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM, exit_signal=0, stack=0x7f, stack_size=0x7fff80} => {parent_tid=[11]}, 88) = 11";
+
+// ---------------------------------------------------------------- P1: line grammar
+
+const P1_BODY: [&str; 5] = [
+    "openat(AT_FDCWD, \"/etc/a\", O_RDONLY|O_CLOEXEC) = 3",
+    "fcntl(3, F_GETFD) = 0x1 (flags FD_CLOEXEC)",
+    "dup(3) = 4",
+    "close(3) = 0",
+    "close(4) = 0",
+];
+
+#[test]
+fn p1_every_prefix_and_timestamp_format_replays_alike() {
+    let plain: String = P1_BODY.iter().map(|l| format!("{l}\n")).collect();
+    let with = |f: &dyn Fn(usize, &str) -> String| -> String {
+        P1_BODY
+            .iter()
+            .enumerate()
+            .map(|(i, l)| f(i, l) + "\n")
+            .collect()
+    };
+    let formats = [
+        plain.clone(),
+        with(&|_, l| format!("4242 {l}")),
+        with(&|_, l| format!("[pid  4242] {l}")),
+        with(&|i, l| format!("4242 12:34:{:02} {l}", i)),
+        with(&|i, l| format!("12:34:56.{:06} {l}", i)),
+        with(&|i, l| format!("4242 1795313722.{:06} {l} <0.000{i}12>", i)),
+        // -y / -yy decorations on arguments and results.
+        "7 openat(AT_FDCWD</tmp/w>, \"/etc/a\", O_RDONLY|O_CLOEXEC) = 3</etc/a>\n\
+         7 fcntl(3</etc/a>, F_GETFD) = 0x1 (flags FD_CLOEXEC)\n\
+         7 dup(3</etc/a>) = 4</etc/a>\n\
+         7 close(3</etc/a>) = 0\n\
+         7 close(4</etc/a>) = 0\n"
+            .to_string(),
+    ];
+    for f in formats {
+        let s = run(&f);
+        clean(&s);
+        assert_eq!(s.calls, 5, "{f}");
+        assert_eq!(s.total().checked, 5, "{f}");
+        assert_eq!(s.cloexec_bits, 1, "{f}");
+    }
+}
+
+#[test]
+fn p1_hex_results_are_read_as_hex() {
+    let s = run(
+        "openat(AT_FDCWD, \"/a\", O_RDONLY|O_CLOEXEC) = 3\nfcntl(3, F_GETFD) = 0x1 (flags FD_CLOEXEC)",
+    );
+    clean(&s);
+    // Read as decimal, "0x1" would be 0: the same table answers 1, so `= 0` is a mismatch.
+    let s = run("openat(AT_FDCWD, \"/a\", O_RDONLY|O_CLOEXEC) = 3\nfcntl(3, F_GETFD) = 0");
+    assert_eq!(mismatch_lines(&s), vec![2]);
+}
+
+#[test]
+fn p1_argument_text_with_syntax_inside() {
+    let s = run(r#"
+        openat(AT_FDCWD, "/a) = 9, \"b\"", O_RDONLY) = 3
+        wait4(-1, [{WIFEXITED(s) && WEXITSTATUS(s) == 0}], 0, NULL) = 12
+        capget({version=_LINUX_CAPABILITY_VERSION_3, pid=0}, {effective=1<<CAP_CHOWN|1<<CAP_KILL, permitted=0, inheritable=0}) = 0
+        recvfrom(3, "x", 32, 0, {sa_family=AF_UNIX}, [110 => 0]) = 1
+        read(3</a) \74x\76 = 1>, "y", 1) = 1
+        execve("/bin/x", ["x"], 0x7ffd /* 8 vars */) = -1 ENOENT (No such file or directory)
+        getsockname(3<TCP:[127.0.0.1:47259->127.0.0.1:33396]>, {sa_family=AF_INET}, [16]) = 0
+        syscall_0x1b8(0x1, 0x2) = 0
+        dup(3) = 4
+    "#);
+    clean(&s);
+    assert_eq!(s.calls, 9);
+    assert_eq!(s.unsupported.get("syscall_0x1b8"), Some(&1));
+    assert_eq!(s.of("dup").matched, 1);
+}
+
+#[test]
+fn p1_malformed_and_truncated_lines_name_their_line() {
+    let s = run(
+        "openat(AT_FDCWD, \"/a\", O_RDONLY) = 3\nthis is not strace\nclose(3) = 0\nopenat(AT_FDCWD, \"/b",
+    );
+    let lines: Vec<u64> = s.first_errors.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, vec![2, 4]);
+    assert_eq!(s.of("close").matched, 1);
+}
+
+// ---------------------------------------------------------------- P2: split calls
+
+#[test]
+fn p2_unfinished_and_resumed_halves_join_at_any_point() {
+    let s = run(&format!(
+        "10 {THREAD}
+         10 pipe2( <unfinished ...>
+         11 epoll_wait(3,  <unfinished ...>
+         10 <... pipe2 resumed>[3, 4], O_CLOEXEC) = 0
+         10 clone3({{flags=CLONE_VM|CLONE_VFORK, exit_signal=SIGCHLD, stack=0x7f, stack_size=0x9000}}, 88 <unfinished ...>
+         12 execve(\"/bin/true\", [\"true\"], 0x7f /* 1 var */ <unfinished ...>
+         10 <... clone3 resumed>) = 12
+         12 <... execve resumed>) = 0
+         11 <... epoll_wait resumed> <unfinished ...>) = ?
+         11 +++ exited with 0 +++
+         10 fcntl(4, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+         12 fcntl(3, F_GETFD) = -1 EBADF (Bad file descriptor)"
+    ));
+    clean(&s);
+    assert_eq!(s.of("pipe2").matched, 2);
+    assert_eq!(s.of("fcntl").matched, 2);
+    assert_eq!(s.calls, 7);
+}
+
+// ---------------------------------------------------------------- P3: overlapping calls
+
+#[test]
+fn p3_a_call_in_flight_is_pulled_forward() {
+    let log = format!(
+        "10 {THREAD}
+         10 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+         11 openat(AT_FDCWD, \"/b\", O_RDONLY <unfinished ...>
+         10 close(3) = 0
+         10 openat(AT_FDCWD, \"/c\", O_RDONLY) = 4
+         11 <... openat resumed>) = 3"
+    );
+    let s = run(&log);
+    clean(&s);
+    // Both opens are confirmed out of line order: /c's result, and /b's placed before it.
+    assert_eq!(s.reordered, 2);
+    assert_eq!(s.consistent, 0);
+    // The same results from a thread whose call did not overlap cannot be explained.
+    let s = run(&log
+        .replace(
+            "11 openat(AT_FDCWD, \"/b\", O_RDONLY <unfinished ...>",
+            "11 getpid( <unfinished ...>",
+        )
+        .replace(
+            "11 <... openat resumed>) = 3",
+            "11 <... getpid resumed>) = 11",
+        ));
+    assert_eq!(mismatch_lines(&s), vec![5]);
+}
+
+#[test]
+fn p3_a_call_already_placed_is_pushed_back() {
+    let s = run(&format!(
+        "10 {THREAD}
+         10 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+         11 openat(AT_FDCWD, \"/b\", O_RDONLY <unfinished ...>
+         10 close(3) = 0
+         11 <... openat resumed>) = 4
+         10 openat(AT_FDCWD, \"/c\", O_RDONLY) = 3"
+    ));
+    clean(&s);
+    assert_eq!(s.reordered, 1);
+}
+
+#[test]
+fn p3_accept_holds_its_number_while_it_waits() {
+    let s = run(&format!(
+        "10 {THREAD}
+         10 socket(AF_INET, SOCK_STREAM, IPPROTO_IP) = 3
+         11 accept4(3,  <unfinished ...>
+         10 socket(AF_INET, SOCK_STREAM|SOCK_CLOEXEC, IPPROTO_IP) = 5
+         11 <... accept4 resumed>NULL, NULL, SOCK_CLOEXEC) = 4"
+    ));
+    clean(&s);
+    assert_eq!(s.reordered, 2);
+}
+
+#[test]
+fn p3_a_failed_open_holds_a_number_consistent_not_exact() {
+    let log = format!(
+        "10 {THREAD}
+         11 openat(AT_FDCWD, \"/missing\", O_RDONLY <unfinished ...>
+         10 openat(AT_FDCWD, \"/b\", O_RDONLY) = 4
+         11 <... openat resumed>) = -1 ENOENT (No such file or directory)
+         10 openat(AT_FDCWD, \"/c\", O_RDONLY) = 3"
+    );
+    let s = run(&log);
+    clean(&s);
+    assert_eq!(
+        s.consistent, 1,
+        "the open of /b is explained only by the reservation"
+    );
+    assert_eq!(s.exact, 1);
+    // Had the failed open not been in flight, 3 was free: a mismatch.
+    let s = run(&log
+        .replace(
+            "11 openat(AT_FDCWD, \"/missing\", O_RDONLY <unfinished ...>",
+            "11 getpid( <unfinished ...>",
+        )
+        .replace(
+            "11 <... openat resumed>) = -1 ENOENT (No such file or directory)",
+            "11 <... getpid resumed>) = 11",
+        ));
+    assert_eq!(mismatch_lines(&s)[0], 3);
+}
+
+#[test]
+fn p3_pipe2_takes_its_two_numbers_one_at_a_time() {
+    let s = run(&format!(
+        "10 {THREAD}
+         11 pipe2( <unfinished ...>
+         10 openat(AT_FDCWD, \"/b\", O_RDONLY) = 4
+         11 <... pipe2 resumed>[3, 5], 0) = 0"
+    ));
+    clean(&s);
+    assert!(s.consistent >= 1);
+}
+
+#[test]
+fn p3_dup2_onto_a_reserved_number_is_ebusy() {
+    let s = run(&format!(
+        "10 {THREAD}
+         11 openat(AT_FDCWD, \"/slow\", O_RDONLY <unfinished ...>
+         10 dup2(0, 3) = -1 EBUSY (Device or resource busy)
+         11 <... openat resumed>) = 3"
+    ));
+    clean(&s);
+    assert_eq!(s.of("dup2").matched, 1);
+    // Without an open in flight, 3 is free and dup2 succeeds: EBUSY is a mismatch.
+    let s = run("dup2(0, 3) = -1 EBUSY (Device or resource busy)");
+    assert_eq!(mismatch_lines(&s), vec![1]);
+}
+
+#[test]
+fn p3_no_order_fits_is_a_mismatch() {
+    let s = run(&format!(
+        "10 {THREAD}
+         10 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+         11 openat(AT_FDCWD, \"/b\", O_RDONLY <unfinished ...>
+         10 openat(AT_FDCWD, \"/c\", O_RDONLY) = 7
+         11 <... openat resumed>) = 4"
+    ));
+    assert_eq!(mismatch_lines(&s)[0], 4);
+}
+
+// ---------------------------------------------------------------- P4: tables follow flags
+
+#[test]
+fn p4_clone_files_without_thread_shares_and_outlives_a_sharer() {
+    let log = "1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+               1 clone3({flags=CLONE_FILES, exit_signal=SIGCHLD, stack=NULL, stack_size=0}, 88) = 2
+               2 openat(AT_FDCWD, \"/b\", O_RDONLY) = 4
+               2 exit_group(0) = ?
+               2 +++ exited with 0 +++
+               1 openat(AT_FDCWD, \"/c\", O_RDONLY) = 5";
+    let s = run(log);
+    clean(&s);
+    assert_eq!((s.processes, s.threads), (2, 0));
+    // Read as a copy, the parent would get 4.
+    let s = run(&log.replace("flags=CLONE_FILES", "flags=0"));
+    assert_eq!(mismatch_lines(&s), vec![6]);
+}
+
+#[test]
+fn p4_clone_thread_without_files_copies() {
+    let s = run(
+        "1 clone3({flags=CLONE_VM|CLONE_SIGHAND|CLONE_THREAD, exit_signal=0}, 88) = 2
+                 2 openat(AT_FDCWD, \"/b\", O_RDONLY) = 3
+                 1 openat(AT_FDCWD, \"/c\", O_RDONLY) = 3
+                 2 prlimit64(0, RLIMIT_NOFILE, {rlim_cur=4, rlim_max=4}, NULL) = 0
+                 1 openat(AT_FDCWD, \"/d\", O_RDONLY) = -1 EMFILE (Too many open files)",
+    );
+    clean(&s);
+    assert_eq!((s.processes, s.threads), (1, 1));
+}
+
+// ---------------------------------------------------------------- P5: children first
+
+#[test]
+fn p5_a_child_printing_before_the_clone_result_starts_from_its_parent() {
+    let log = "1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+               1 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>
+               2 close(3) = 0
+               2 openat(AT_FDCWD, \"/b\", O_RDONLY) = 3
+               2 exit_group(0) = ?
+               2 +++ exited with 0 +++
+               1 <... clone resumed>, child_tidptr=0x7f) = 2
+               1 openat(AT_FDCWD, \"/c\", O_RDONLY) = 4";
+    let s = run(log);
+    clean(&s);
+    assert_eq!(s.processes, 2);
+    // Without the clone result (no pre-pass record), task 2 starts from the initial state.
+    let s = run(&log.replace("child_tidptr=0x7f) = 2", "child_tidptr=0x7f) = 9"));
+    assert_eq!(mismatch_lines(&s), vec![3]);
+}
+
+// ---------------------------------------------------------------- P6: vfork
+
+#[test]
+fn p6_the_vfork_child_changes_only_its_copy() {
+    let s = run("1 pipe2([3, 4], 0) = 0
+                 1 vfork( <unfinished ...>
+                 2 dup2(4, 1) = 1
+                 2 close(3) = 0
+                 2 close(4) = 0
+                 2 execve(\"/bin/true\", [\"true\"], 0x7f /* 1 var */ <unfinished ...>
+                 1 <... vfork resumed>) = 2
+                 2 <... execve resumed>) = 0
+                 1 close(4) = 0
+                 1 fcntl(3, F_GETFD) = 0
+                 2 fcntl(4, F_GETFD) = -1 EBADF (Bad file descriptor)");
+    clean(&s);
+    assert_eq!(s.of("close").matched, 3);
+}
+
+// ---------------------------------------------------------------- P7: execve
+
+#[test]
+fn p7_exec_closes_cloexec_fds_failed_exec_nothing() {
+    let s = run("openat(AT_FDCWD, \"/a\", O_RDONLY|O_CLOEXEC) = 3
+                 openat(AT_FDCWD, \"/b\", O_RDONLY) = 4
+                 execve(\"/none\", [\"x\"], 0x1 /* 1 var */) = -1 ENOENT (No such file or directory)
+                 fcntl(3, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+                 execve(\"/bin/true\", [\"true\"], 0x1 /* 1 var */) = 0
+                 fcntl(3, F_GETFD) = -1 EBADF (Bad file descriptor)
+                 fcntl(4, F_GETFD) = 0
+                 openat(AT_FDCWD, \"/c\", O_RDONLY) = 3");
+    clean(&s);
+    assert_eq!(s.closed_on_exec, 1);
+    assert_eq!(s.cloexec_bits, 2);
+}
+
+#[test]
+fn p7_exec_from_a_non_leader_thread() {
+    let s = run("1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+                 1 openat(AT_FDCWD, \"/b\", O_RDONLY|O_CLOEXEC) = 4
+                 1 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD, exit_signal=0} => {parent_tid=[2]}, 88) = 2
+                 1 pause( <unfinished ...>
+                 2 execve(\"/bin/true\", [\"true\"], 0x1 /* 1 var */ <unfinished ...>
+                 1 <... pause resumed>) = ?
+                 1 +++ superseded by execve in pid 2 +++
+                 1 <... execve resumed>) = 0
+                 1 openat(AT_FDCWD, \"/c\", O_RDONLY) = 4
+                 1 fcntl(3, F_GETFD) = 0
+                 1 exit_group(0) = ?
+                 1 +++ exited with 0 +++");
+    clean(&s);
+    assert_eq!((s.processes, s.threads), (1, 1));
+    assert_eq!(s.closed_on_exec, 1);
+}
+
+#[test]
+fn p7_exec_unshares_a_table_shared_with_another_process() {
+    let s = run(
+        "1 clone3({flags=CLONE_FILES, exit_signal=SIGCHLD, stack=NULL, stack_size=0}, 88) = 2
+                 2 openat(AT_FDCWD, \"/a\", O_RDONLY|O_CLOEXEC) = 3
+                 2 execve(\"/bin/true\", [\"true\"], 0x1 /* 1 var */) = 0
+                 1 fcntl(3, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+                 2 openat(AT_FDCWD, \"/b\", O_RDONLY) = 3",
+    );
+    clean(&s);
+}
+
+// ---------------------------------------------------------------- P8: exits, pid reuse
+
+#[test]
+fn p8_a_reused_tid_is_a_new_task() {
+    let log = "1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+               1 clone(child_stack=NULL, flags=SIGCHLD) = 2
+               2 close(3) = 0
+               2 exit_group(0) = ?
+               2 +++ exited with 0 +++
+               1 openat(AT_FDCWD, \"/b\", O_RDONLY) = 4
+               1 clone(child_stack=NULL, flags=SIGCHLD <unfinished ...>
+               2 openat(AT_FDCWD, \"/c\", O_RDONLY) = 5
+               1 <... clone resumed>) = 2
+               2 +++ killed by SIGTERM +++
+               1 openat(AT_FDCWD, \"/d\", O_RDONLY) = 5";
+    let s = run(log);
+    clean(&s);
+    assert_eq!(s.processes, 3);
+    // Without the exit line, the second task 2's line goes to the first (which had closed
+    // fd 3 and never had 4).
+    let s = run(&log.replace("2 +++ exited with 0 +++\n", ""));
+    assert_eq!(mismatch_lines(&s), vec![7]);
+}
+
+// ---------------------------------------------------------------- P9: signals, restarts
+
+#[test]
+fn p9_signals_and_restarted_calls_install_nothing() {
+    let s = run("--- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=2, si_uid=0} ---
+                 restart_syscall(<... resuming interrupted read ...>) = 0
+                 openat(AT_FDCWD, \"/fifo\", O_RDONLY) = ? ERESTARTSYS (To be restarted if SA_RESTART is set)
+                 openat(AT_FDCWD, \"/fifo\", O_RDONLY) = 3
+                 accept4(3, NULL, NULL, SOCK_CLOEXEC) = ? ERESTARTSYS (To be restarted if SA_RESTART is set)
+                 --- stopped by SIGSTOP ---
+                 openat(AT_FDCWD, \"/x\", O_RDONLY) = 4");
+    clean(&s);
+    assert_eq!(s.fds_predicted, 2);
+}
+
+// ---------------------------------------------------------------- P10: inherited fds
+
+#[test]
+fn p10_without_meta_an_early_gap_is_inherited_with_meta_a_mismatch() {
+    let log = "openat(AT_FDCWD, \"/a\", O_RDONLY) = 4\nread(7, \"x\", 1) = 1\nopenat(AT_FDCWD, \"/b\", O_RDONLY) = 5";
+    let r = run_opts(log, &Options::default());
+    assert_eq!(r.init_from, "assumed");
+    clean(&r.stats);
+    assert_eq!(r.stats.inherited, 2);
+    assert!(!r.stats.notes.is_empty());
+    let s = run(log);
+    assert_eq!(mismatch_lines(&s), vec![1, 2]);
+}
+
+// ---------------------------------------------------------------- P11: RLIMIT_NOFILE
+
+#[test]
+fn p11_the_limit_decides_emfile_ebadf_einval_and_is_inherited() {
+    let log = "1 prlimit64(0, RLIMIT_NOFILE, {rlim_cur=5, rlim_max=5}, NULL) = 0
+               1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+               1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 4
+               1 openat(AT_FDCWD, \"/a\", O_RDONLY) = -1 EMFILE (Too many open files)
+               1 dup2(3, 5) = -1 EBADF (Bad file descriptor)
+               1 fcntl(3, F_DUPFD, 5) = -1 EINVAL (Invalid argument)
+               1 pipe2(0x7ffc, 0) = -1 EMFILE (Too many open files)
+               1 clone(child_stack=NULL, flags=SIGCHLD) = 2
+               2 dup(3) = -1 EMFILE (Too many open files)
+               2 prlimit64(0, RLIMIT_NOFILE, NULL, {rlim_cur=5, rlim_max=5}) = 0
+               1 prlimit64(2, RLIMIT_NOFILE, {rlim_cur=6, rlim_max=6}, NULL) = 0
+               2 dup(3) = 5
+               1 setrlimit(RLIMIT_NOFILE, {rlim_cur=1024, rlim_max=1024}) = 0
+               1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 5";
+    let s = run(log);
+    clean(&s);
+    assert_eq!(s.total().checked, 9);
+    assert!(s.notes.is_empty(), "{:?}", s.notes);
+    // Ignoring the limit, the EMFILE, EBADF and EINVAL answers would all disagree.
+    let s = run(&log.replace(
+        "rlim_cur=5, rlim_max=5}, NULL",
+        "rlim_cur=1024, rlim_max=1024}, NULL",
+    ));
+    assert!(s.total().mismatched >= 4);
+}
+
+// ---------------------------------------------------------------- P12: io_uring drift
+
+#[test]
+fn p12_invisible_installs_are_drift_in_io_uring_tables_only() {
+    let log = "io_uring_setup(4, {flags=0, sq_entries=4, cq_entries=8}) = 3
+               io_uring_enter(3, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) = 1
+               openat(AT_FDCWD, \"/a\", O_RDONLY) = 5
+               openat(AT_FDCWD, \"/b\", O_RDONLY) = 6";
+    let s = run(log);
+    clean(&s);
+    assert_eq!((s.drift, s.drifting_tables), (1, 1));
+    // The same gap in a table without io_uring is a mismatch (and only one: the model
+    // resyncs, so the next open agrees).
+    let s = run(&log
+        .replace(
+            "io_uring_setup(4, {flags=0, sq_entries=4, cq_entries=8})",
+            "eventfd2(0, EFD_CLOEXEC)",
+        )
+        .replace(
+            "io_uring_enter(3, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) = 1",
+            "write(3, \"x\", 8) = 8",
+        ));
+    assert_eq!(mismatch_lines(&s), vec![3]);
+    assert_eq!(s.of("openat").matched, 1);
+}
+
+// ---------------------------------------------------------------- P13: whose error
+
+#[test]
+fn p13_table_errors_are_computed_other_errors_injected_in_kernel_order() {
+    let s = run("prlimit64(0, RLIMIT_NOFILE, {rlim_cur=4, rlim_max=4}, NULL) = 0
+                 socket(AF_INET, SOCK_STREAM, 9999) = -1 EAFNOSUPPORT (Address family not supported by protocol)
+                 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+                 socket(AF_BLUETOOTH, SOCK_STREAM, 0) = -1 EAFNOSUPPORT (Address family not supported by protocol)
+                 openat(AT_FDCWD, \"/missing\", O_RDONLY) = -1 EMFILE (Too many open files)
+                 write(0, \"x\", 1) = -1 EBADF (Bad file descriptor)
+                 close(3) = -1 EINTR (Interrupted system call)
+                 openat(AT_FDCWD, \"/missing\", O_RDONLY) = -1 ENOENT (No such file or directory)
+                 openat(AT_FDCWD, \"/b\", O_RDONLY) = 3");
+    clean(&s);
+    // With the table full, the kernel reserves before the path walk: ENOENT is impossible.
+    let s = run(
+        "prlimit64(0, RLIMIT_NOFILE, {rlim_cur=4, rlim_max=4}, NULL) = 0
+                 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+                 openat(AT_FDCWD, \"/missing\", O_RDONLY) = -1 ENOENT (No such file or directory)",
+    );
+    assert_eq!(mismatch_lines(&s), vec![3]);
+}
+
+// ---------------------------------------------------------------- P14: small semantics
+
+#[test]
+fn p14_dup_family_and_close_range_details() {
+    let s = run("1 openat(AT_FDCWD, \"/a\", O_RDONLY|O_CLOEXEC) = 3
+                 1 dup2(3, 3) = 3
+                 1 dup3(3, 3, 0) = -1 EINVAL (Invalid argument)
+                 1 dup2(3, 10) = 10
+                 1 fcntl(10, F_GETFD) = 0
+                 1 dup3(3, 11, O_CLOEXEC) = 11
+                 1 fcntl(11, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+                 1 fcntl(3, F_DUPFD, 10) = 12
+                 1 fcntl(3, F_DUPFD_CLOEXEC, 0) = 4
+                 1 ioctl(4, FIONCLEX) = 0
+                 1 fcntl(4, F_GETFD) = 0
+                 1 ioctl(4, FIOCLEX) = 0
+                 1 fcntl(4, F_SETFD, 0) = 0
+                 1 close_range(10, 4294967295, 0) = 0
+                 1 fcntl(12, F_GETFD) = -1 EBADF (Bad file descriptor)
+                 1 close_range(5, 4, 0) = -1 EINVAL (Invalid argument)
+                 1 close_range(3, 2147483647, CLOSE_RANGE_CLOEXEC) = 0
+                 1 fcntl(4, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+                 1 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 2
+                 2 close_range(3, 4294967295, CLOSE_RANGE_UNSHARE) = 0
+                 2 fcntl(3, F_GETFD) = -1 EBADF (Bad file descriptor)
+                 1 fcntl(3, F_GETFD) = 0x1 (flags FD_CLOEXEC)");
+    clean(&s);
+    assert_eq!(s.total().checked, 21);
+    assert_eq!(s.processes, 2);
+}
+
+#[test]
+fn p14_close_range_unshare_and_unshare_leave_the_sharer_alone() {
+    let s = run("1 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+                 1 clone3({flags=CLONE_FILES, exit_signal=SIGCHLD, stack=NULL, stack_size=0}, 88) = 2
+                 2 close_range(3, 4294967295, CLOSE_RANGE_UNSHARE) = 0
+                 2 openat(AT_FDCWD, \"/b\", O_RDONLY) = 3
+                 1 clone3({flags=CLONE_FILES, exit_signal=SIGCHLD, stack=NULL, stack_size=0}, 88) = 4
+                 4 unshare(CLONE_FILES) = 0
+                 4 close(3) = 0
+                 1 fcntl(3, F_GETFD) = 0
+                 1 openat(AT_FDCWD, \"/c\", O_RDONLY) = 4");
+    clean(&s);
+}
+
+// ---------------------------------------------------------------- P15: free cross-checks
+
+#[test]
+fn p15_descriptor_arguments_of_successful_calls_must_be_open() {
+    let s = run("openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+                 read(3, \"x\", 1) = 1
+                 newfstatat(3, \"\", {st_mode=S_IFREG|0644, st_size=1, ...}, AT_EMPTY_PATH) = 0
+                 newfstatat(9, \"/abs\", {st_mode=S_IFREG|0644, st_size=1, ...}, 0) = 0
+                 mmap(NULL, 8192, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x7f
+                 close(3) = 0
+                 read(3, \"x\", 1) = -1 EBADF (Bad file descriptor)
+                 read(3, \"x\", 1) = 1");
+    assert_eq!(mismatch_lines(&s), vec![8]);
+    assert_eq!(s.fd_uses, 3);
+}
+
+// ---------------------------------------------------------------- §6: other fd sources
+
+#[test]
+fn scm_rights_and_clone_pidfd_install_descriptors() {
+    let s = run("1 socketpair(AF_UNIX, SOCK_STREAM|SOCK_CLOEXEC, 0, [3, 4]) = 0
+                 1 recvmsg(4, {msg_name=NULL, msg_namelen=0, msg_iov=[{iov_base=\"x\", iov_len=1}], msg_iovlen=1, msg_control=[{cmsg_len=24, cmsg_level=SOL_SOCKET, cmsg_type=SCM_RIGHTS, cmsg_data=[5, 6]}], msg_controllen=24, msg_flags=MSG_CMSG_CLOEXEC}, MSG_CMSG_CLOEXEC) = 1
+                 1 fcntl(6, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+                 1 clone3({flags=CLONE_PIDFD, pidfd=0x7ffc, exit_signal=SIGCHLD, stack=NULL, stack_size=0} => {pidfd=[7]}, 88) = 2
+                 2 openat(AT_FDCWD, \"/a\", O_RDONLY) = 7
+                 1 fcntl(7, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+                 1 clone(child_stack=NULL, flags=CLONE_VM|CLONE_PIDFD|CLONE_VFORK, parent_tid=[8]) = 3
+                 1 recvmsg(4, {msg_name=NULL, msg_control=[{cmsg_len=24, cmsg_level=SOL_SOCKET, cmsg_type=SCM_RIGHTS, cmsg_data=[9, ...]}], msg_flags=0}, 0) = 1");
+    clean(&s);
+    assert_eq!(s.of("recvmsg").matched, 2);
+    assert_eq!(s.of("recvmsg").skipped, 1);
+    assert_eq!(s.of("clone3").matched, 1);
+    assert_eq!(s.of("clone").matched, 1);
+}
