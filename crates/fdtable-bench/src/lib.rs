@@ -1,25 +1,21 @@
-//! `fdtable bench` (under construction).
+//! `fdtable bench`: the seeds' experiments, side by side with the kernel, the naive "before",
+//! lock-based tables and gVisor (issue 5). See docs/BENCHMARKS.md.
+//!
+//! - [`framework`]: warm-up, calibration, pinned threads started on a barrier, samples.
+//! - [`impls`]: the tables under test.
+//! - [`workloads`]: one module per experiment.
+//! - [`suite`]: workloads as lists of cases, run in order in one process.
+//! - [`output`], [`charts`], [`progress`]: tables, JSON, SVG, stderr progress.
+//! - [`targets`]: the issues' targets, checked against a run's rows.
+//! - [`instructions`]: fixed-count hot paths for callgrind (ci/instructions).
 
-pub mod cli {
-    //! Command-line entry point used by the `fdtable` binary.
-
-    /// Arguments of `fdtable bench`.
-    #[derive(clap::Args, Debug)]
-    pub struct BenchArgs {
-        /// Print one JSON array of rows instead of tables.
-        #[arg(long)]
-        pub json: bool,
-        /// The whole suite in under a minute.
-        #[arg(long)]
-        pub quick: bool,
-        /// Write SVG charts into this directory.
-        #[arg(long)]
-        pub charts: Option<std::path::PathBuf>,
-    }
-
-    /// Runs `fdtable bench`; returns the process exit code.
-    pub fn bench(_args: BenchArgs) -> i32 {
-        eprintln!("fdtable bench: not built yet");
-        2
-    }
-}
+pub mod charts;
+pub mod cli;
+pub mod framework;
+pub mod impls;
+pub mod instructions;
+pub mod output;
+pub mod progress;
+pub mod suite;
+pub mod targets;
+pub mod workloads;

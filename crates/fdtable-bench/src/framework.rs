@@ -1,0 +1,362 @@
+//! The measurement framework: warm-up and calibration, then N samples of a fixed iteration
+//! count, with every thread pinned to a CPU and started together on a barrier.
+//!
+//! A *sample* is `iters` operations on every thread; its time is the wall time from the first
+//! thread leaving the start barrier to the last thread finishing, so one sample gives
+//! `wall / iters` = nanoseconds per operation per thread (the same definition as the gVisor
+//! harness in bench/gvisor, so the two are comparable).
+
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long each measurement runs.
+#[derive(Clone, Copy, Debug)]
+pub struct Opts {
+    /// Warm-up and calibration time per measurement.
+    pub warmup: Duration,
+    /// Rounds: the suite runs every case of a workload once per round, in order, and pools
+    /// the samples, so that a slow drift in the machine's load is spread over every
+    /// implementation instead of landing on whichever ran at the wrong moment.
+    pub rounds: usize,
+    /// Samples per measurement (per round).
+    pub samples: usize,
+    /// Target wall time of one sample.
+    pub sample_time: Duration,
+    /// If non-zero: this many iterations per sample and thread, no calibration (tests).
+    pub fixed_iters: u64,
+    /// Pairs per dd sample (the seed's `count=1M`); 0: calibrate like everything else.
+    pub dd_pairs: u64,
+}
+
+impl Opts {
+    /// The full run: 3 rounds of (100 ms warm-up, 4 samples of 100 ms).
+    pub const FULL: Opts = Opts {
+        warmup: Duration::from_millis(100),
+        rounds: 3,
+        samples: 4,
+        sample_time: Duration::from_millis(100),
+        fixed_iters: 0,
+        dd_pairs: 1 << 20,
+    };
+    /// `--quick`: 2 rounds of (30 ms warm-up, 3 samples of 20 ms).
+    pub const QUICK: Opts = Opts {
+        warmup: Duration::from_millis(30),
+        rounds: 2,
+        samples: 3,
+        sample_time: Duration::from_millis(20),
+        fixed_iters: 0,
+        dd_pairs: 0,
+    };
+    /// Unit tests: a handful of iterations, no calibration.
+    pub const TEST: Opts = Opts {
+        warmup: Duration::ZERO,
+        rounds: 1,
+        samples: 3,
+        sample_time: Duration::ZERO,
+        fixed_iters: 8,
+        dd_pairs: 0,
+    };
+
+    /// Measured time per measurement (what the gVisor harness calls `-duration`).
+    pub fn duration(&self) -> Duration {
+        self.sample_time * self.samples as u32
+    }
+}
+
+/// The result of one measurement.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Measurement {
+    /// Nanoseconds per operation per thread, one per sample (wall time).
+    pub samples: Vec<f64>,
+    /// Iterations per sample and thread.
+    pub iters: u64,
+    /// CPU nanoseconds per operation (each thread's own CPU time, averaged over the threads),
+    /// one per sample; empty when not measured. Unlike wall time, this does not grow when the
+    /// machine is busy and a thread waits for a CPU — but it does grow with contention
+    /// (cache-line transfers, spinning).
+    pub cpu: Vec<f64>,
+    /// Per sample, the threads' CPU time over the wall time: how many of them had a CPU on
+    /// average (2.0 = two threads ran side by side all along; about 1.0 with two threads =
+    /// the machine time-sliced them on one CPU). Empty when not measured.
+    pub par: Vec<f64>,
+}
+
+impl Measurement {
+    /// Median of the samples.
+    pub fn median(&self) -> f64 {
+        median(&self.samples)
+    }
+    /// Fastest sample.
+    pub fn min(&self) -> f64 {
+        self.samples.iter().copied().fold(f64::INFINITY, f64::min)
+    }
+    /// Slowest sample.
+    pub fn max(&self) -> f64 {
+        self.samples.iter().copied().fold(0.0, f64::max)
+    }
+    /// Median CPU ns/op, if measured.
+    pub fn cpu_median(&self) -> Option<f64> {
+        (!self.cpu.is_empty()).then(|| median(&self.cpu))
+    }
+}
+
+/// CPU time of the calling thread, in ns (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The median of `xs` (the mean of the middle two for an even count); 0 for none.
+pub fn median(xs: &[f64]) -> f64 {
+    let mut s = xs.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+/// Warms up, calibrates and samples. `run(n)` performs `n` iterations (on every thread) and
+/// returns the wall time. Writes ns/op per sample into `out` and returns the iteration count.
+/// Allocates nothing, so a forked child may call it.
+pub fn sample_with(opts: &Opts, out: &mut [f64], mut run: impl FnMut(u64) -> Duration) -> u64 {
+    let iters = if opts.fixed_iters > 0 {
+        run(opts.fixed_iters);
+        opts.fixed_iters
+    } else {
+        // Double the count until one run is long enough to time and the warm-up is spent.
+        let (mut n, mut spent) = (1u64, Duration::ZERO);
+        let floor = (opts.sample_time / 4).max(Duration::from_micros(200));
+        let last = loop {
+            let t = run(n);
+            spent += t;
+            if spent >= opts.warmup && t >= floor {
+                break t;
+            }
+            if t < floor || t < opts.warmup / 4 {
+                n = n.saturating_mul(2);
+            }
+        };
+        let per_op = last.as_nanos() as f64 / n as f64;
+        ((opts.sample_time.as_nanos() as f64 / per_op.max(0.01)) as u64).max(1)
+    };
+    for slot in out.iter_mut() {
+        *slot = run(iters).as_nanos() as f64 / iters as f64;
+    }
+    iters
+}
+
+/// Measures `op` on the calling thread alone (pinned to the first allowed CPU).
+pub fn measure_here(opts: &Opts, mut op: impl FnMut(u64)) -> Measurement {
+    let cpus = allowed_cpus();
+    pin_to(cpus.first().copied());
+    let mut samples = vec![0.0; opts.samples];
+    let iters = sample_with(opts, &mut samples, |n| {
+        let t = Instant::now();
+        op(n);
+        t.elapsed()
+    });
+    unpin(&cpus);
+    Measurement {
+        samples,
+        iters,
+        cpu: Vec::new(),
+        par: Vec::new(),
+    }
+}
+
+/// One thread's loop: runs `n` iterations of the workload's operation.
+pub type Worker<'a> = Box<dyn FnMut(u64) + Send + 'a>;
+
+/// A per-thread timestamp pair on its own cache line.
+#[repr(align(128))]
+#[derive(Default)]
+struct Stamp {
+    t0: AtomicU64,
+    t1: AtomicU64,
+    cpu: AtomicU64,
+}
+
+/// Measures `workers.len()` threads, each pinned to CPU `i mod ncpus`, started together.
+pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
+    let threads = workers.len();
+    assert!(threads > 0, "a measurement needs at least one thread");
+    let cpus = allowed_cpus();
+    let base = Instant::now();
+    let stamps: Vec<Stamp> = (0..threads).map(|_| Stamp::default()).collect();
+    let start = Barrier::new(threads + 1);
+    let end = Barrier::new(threads + 1);
+    let cmd = AtomicU64::new(0);
+    let arrived = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let now = || base.elapsed().as_nanos() as u64;
+
+    std::thread::scope(|s| {
+        for (tid, mut work) in workers.into_iter().enumerate() {
+            let (stamps, start, end, cmd, arrived, stop, cpus) =
+                (&stamps, &start, &end, &cmd, &arrived, &stop, &cpus);
+            std::thread::Builder::new()
+                .name(format!("bench-{tid}"))
+                .spawn_scoped(s, move || {
+                    if !cpus.is_empty() {
+                        pin_to(Some(cpus[tid % cpus.len()]));
+                    }
+                    loop {
+                        start.wait();
+                        if stop.load(Ordering::Acquire) {
+                            break;
+                        }
+                        let n = cmd.load(Ordering::Acquire);
+                        // Spinning barrier: leave together. Yield now and then, in case
+                        // there are more threads than CPUs.
+                        arrived.fetch_add(1, Ordering::AcqRel);
+                        let mut spins = 0u32;
+                        while arrived.load(Ordering::Acquire) < threads {
+                            spins += 1;
+                            if spins.is_multiple_of(256) {
+                                std::thread::yield_now();
+                            } else {
+                                std::hint::spin_loop();
+                            }
+                        }
+                        let c0 = thread_cpu_ns();
+                        stamps[tid].t0.store(now(), Ordering::Relaxed);
+                        work(n);
+                        stamps[tid].t1.store(now(), Ordering::Relaxed);
+                        stamps[tid]
+                            .cpu
+                            .store(thread_cpu_ns() - c0, Ordering::Relaxed);
+                        end.wait();
+                    }
+                })
+                .expect("spawning a benchmark thread");
+        }
+
+        let mut samples = vec![0.0; opts.samples];
+        let mut cpu = Vec::new();
+        let mut par = Vec::new();
+        let iters = sample_with(opts, &mut samples, |n| {
+            cmd.store(n, Ordering::Release);
+            arrived.store(0, Ordering::Release);
+            start.wait();
+            end.wait();
+            let t0 = stamps.iter().map(|s| s.t0.load(Ordering::Relaxed)).min();
+            let t1 = stamps.iter().map(|s| s.t1.load(Ordering::Relaxed)).max();
+            let c: u64 = stamps.iter().map(|s| s.cpu.load(Ordering::Relaxed)).sum();
+            cpu.push(c as f64 / (threads as u64 * n) as f64);
+            let wall = (t1.unwrap_or(0) - t0.unwrap_or(0)).max(1);
+            par.push(c as f64 / wall as f64);
+            Duration::from_nanos(wall)
+        });
+        stop.store(true, Ordering::Release);
+        start.wait();
+        // The last `samples` runs are the samples; the rest were warm-up.
+        let cpu = cpu.split_off(cpu.len() - samples.len());
+        let par = par.split_off(par.len() - samples.len());
+        Measurement {
+            samples,
+            iters,
+            cpu,
+            par,
+        }
+    })
+}
+
+/// The CPUs this process may run on (empty if that cannot be read).
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set` is a valid, writable cpu_set_t of the size passed.
+    let r = unsafe { libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set) };
+    if r != 0 {
+        return Vec::new();
+    }
+    (0..libc::CPU_SETSIZE as usize)
+        // SAFETY: `cpu` is below CPU_SETSIZE, the size of `set`.
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// Pins the calling thread to `cpu` (`sched_setaffinity`); failures are ignored (the
+/// measurement stays valid, only noisier).
+pub fn pin_to(cpu: Option<usize>) {
+    if let Some(cpu) = cpu {
+        set_affinity(&[cpu]);
+    }
+}
+
+/// Lets the calling thread run on every CPU in `cpus` again.
+pub fn unpin(cpus: &[usize]) {
+    if !cpus.is_empty() {
+        set_affinity(cpus);
+    }
+}
+
+fn set_affinity(cpus: &[usize]) {
+    // SAFETY: a zeroed cpu_set_t is a valid empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    for &cpu in cpus {
+        // SAFETY: CPU_SET writes inside `set`; `allowed_cpus` only yields cpus < CPU_SETSIZE.
+        unsafe { libc::CPU_SET(cpu, &mut set) };
+    }
+    // SAFETY: `set` is a valid cpu_set_t of the size passed; 0 is the calling thread.
+    unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        assert_eq!(median(&[]), 0.0);
+    }
+
+    #[test]
+    fn every_thread_runs_every_sample() {
+        let counts: Vec<AtomicU64> = (0..3).map(|_| AtomicU64::new(0)).collect();
+        let workers: Vec<Worker<'_>> = counts
+            .iter()
+            .map(|c| {
+                Box::new(move |n: u64| {
+                    c.fetch_add(n, Ordering::Relaxed);
+                }) as Worker<'_>
+            })
+            .collect();
+        let m = measure(&Opts::TEST, workers);
+        assert_eq!(m.samples.len(), 3);
+        assert_eq!(m.iters, 8);
+        for c in &counts {
+            // One warm-up run and three samples.
+            assert_eq!(c.load(Ordering::Relaxed), 4 * 8);
+        }
+    }
+
+    #[test]
+    fn calibration_reaches_a_fixed_count() {
+        let opts = Opts {
+            warmup: Duration::from_millis(2),
+            rounds: 1,
+            samples: 2,
+            sample_time: Duration::from_millis(1),
+            fixed_iters: 0,
+            dd_pairs: 0,
+        };
+        let m = measure_here(&opts, |n| {
+            for i in 0..n {
+                std::hint::black_box(i);
+            }
+        });
+        assert!(m.iters > 1);
+        assert_eq!(m.samples.len(), 2);
+    }
+}

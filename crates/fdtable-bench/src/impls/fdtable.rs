@@ -1,0 +1,42 @@
+//! `fdtable`: the library's `Files<BenchFile>`.
+//!
+//! Lookups go through [`Files::fdget`], the path every syscall takes: a light borrow (no
+//! lock, no atomic read-modify-write) while the handle is the table's only user, a lock-free
+//! counted reference (`fget`) once the table is shared.
+
+use super::{AllocTable, BenchFile, NOFILE, Table};
+use fdtable::{FileRef, Files};
+
+/// The library.
+pub struct FdTable;
+
+impl Table for FdTable {
+    const NAME: &'static str = "fdtable";
+    type Handle = Files<BenchFile>;
+
+    fn new_table() -> Self::Handle {
+        Files::new()
+    }
+    fn share(h: &mut Self::Handle) -> Self::Handle {
+        h.share()
+    }
+    fn open(h: &mut Self::Handle, file: BenchFile) -> u32 {
+        h.install(FileRef::new(file), 0, NOFILE)
+            .expect("installing a file")
+    }
+    #[inline(always)]
+    fn lookup(h: &Self::Handle, fd: u32) -> Option<u64> {
+        h.fdget(fd).map(|f| f.id)
+    }
+}
+
+impl AllocTable for FdTable {
+    #[inline(always)]
+    fn dup(h: &Self::Handle, fd: u32) -> Option<u32> {
+        h.dup(fd, NOFILE).ok()
+    }
+    #[inline(always)]
+    fn close(h: &mut Self::Handle, fd: u32) -> bool {
+        h.close_fd(fd).is_ok()
+    }
+}

@@ -1,0 +1,159 @@
+//! The suite: workloads made of cases (one implementation on one configuration), run in order
+//! in one process.
+
+use crate::framework::{Measurement, Opts};
+use crate::impls::gvisor::Gvisor;
+use crate::output::{Key, Row};
+use crate::workloads;
+
+/// What a case may use while it runs.
+pub struct Env {
+    /// Sample settings.
+    pub opts: Opts,
+    /// The gVisor harness (built on first use).
+    pub gvisor: Gvisor,
+}
+
+/// One measurement of one case: what, by whom, and the samples.
+#[derive(Clone, Debug)]
+pub struct Measured {
+    /// The configuration.
+    pub key: Key,
+    /// The implementation.
+    pub impl_name: String,
+    /// A note for the row.
+    pub note: Option<String>,
+    /// The samples.
+    pub m: Measurement,
+}
+
+impl Measured {
+    /// Whether `other` measured the same case with the same implementation.
+    pub fn same(&self, other: &Measured) -> bool {
+        self.key == other.key && self.impl_name == other.impl_name
+    }
+
+    /// Adds another round's samples.
+    pub fn merge(&mut self, other: Measured) {
+        self.m.samples.extend(other.m.samples);
+        self.m.cpu.extend(other.m.cpu);
+        self.m.par.extend(other.m.par);
+    }
+
+    /// The row.
+    pub fn row(&self) -> Row {
+        let mut row = Row::new(&self.key, &self.impl_name, &self.m);
+        row.note = self.note.clone();
+        row
+    }
+}
+
+type RunFn = Box<dyn Fn(&mut Env) -> Result<Vec<Measured>, String>>;
+
+/// One implementation on one configuration (or, for gvisor, on all of a workload's).
+pub struct Case {
+    /// For progress lines.
+    pub label: String,
+    /// The implementation.
+    pub impl_name: &'static str,
+    run: RunFn,
+}
+
+impl Case {
+    /// A case that makes one measurement.
+    pub fn measure(
+        key: Key,
+        impl_name: &'static str,
+        f: impl Fn(&Opts) -> Result<Measurement, String> + 'static,
+    ) -> Self {
+        Self::measure_noted(key, impl_name, None, f)
+    }
+
+    /// A case that makes one measurement and notes what it measured.
+    pub fn measure_noted(
+        key: Key,
+        impl_name: &'static str,
+        note: Option<&str>,
+        f: impl Fn(&Opts) -> Result<Measurement, String> + 'static,
+    ) -> Self {
+        let note = note.map(str::to_string);
+        Case {
+            label: format!("{} {impl_name}", key.label()),
+            impl_name,
+            run: Box::new(move |env| {
+                Ok(vec![Measured {
+                    key: key.clone(),
+                    impl_name: impl_name.to_string(),
+                    note: note.clone(),
+                    m: f(&env.opts)?,
+                }])
+            }),
+        }
+    }
+
+    /// The gVisor harness's rows for `workload`.
+    pub fn gvisor(workload: &'static str) -> Self {
+        Case {
+            label: format!("{workload} gvisor (Go harness)"),
+            impl_name: "gvisor",
+            run: Box::new(move |env| {
+                let opts = env.opts;
+                let lines = env.gvisor.run(workload, &opts)?;
+                Ok(lines
+                    .iter()
+                    .filter(|l| l.workload == workload)
+                    .map(|l| {
+                        let key = Key {
+                            workload,
+                            threads: l.threads,
+                            fds: l.fds,
+                            variant: l.variant.as_deref().and_then(known_variant),
+                        };
+                        Measured {
+                            key,
+                            impl_name: l.impl_name.clone(),
+                            note: (workload == "open1")
+                                .then(|| "eventfd create + install + close, no path walk".into()),
+                            m: l.measurement(),
+                        }
+                    })
+                    .collect())
+            }),
+        }
+    }
+
+    /// Runs the case (once per round).
+    pub fn run(&self, env: &mut Env) -> Result<Vec<Measured>, String> {
+        (self.run)(env)
+    }
+}
+
+/// Maps a harness's variant string to ours.
+fn known_variant(v: &str) -> Option<&'static str> {
+    match v {
+        "fragmented" => Some("fragmented"),
+        _ => None,
+    }
+}
+
+/// A workload of the suite.
+pub struct Workload {
+    /// Name, exactly as in the issue.
+    pub name: &'static str,
+    /// One line on what it measures.
+    pub about: &'static str,
+    /// Its cases, in run order.
+    pub cases: fn() -> Vec<Case>,
+    /// Derives figures from the workload's rows once they are all in (e.g. dd's layer share).
+    pub finish: fn(&mut [Row]),
+}
+
+/// Every workload, in run order.
+pub fn all() -> Vec<Workload> {
+    workloads::all()
+}
+
+/// Names of every implementation the suite knows.
+pub const IMPLS: &[&str] = &[
+    "fdtable", "before", "mutex", "rwlock", "kernel", "gvisor", "floor",
+];

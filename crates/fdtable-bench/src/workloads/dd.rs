@@ -1,0 +1,281 @@
+//! `dd` (seed 1): `dd if=/dev/zero of=FILE bs=1 count=1M` — read 1 byte from /dev/zero, write
+//! it to an in-memory file — through the syscall layer, on an unshared table and on a shared
+//! one (a second handle alive).
+//!
+//! One operation is one *pair* (read + write). In the full run every sample is a whole
+//! `count=1M` run (1,048,576 pairs); `--quick` calibrates a shorter sample instead.
+//!
+//! - `fdtable`: `Task::read` / `Task::write` (`fdget_pos` → `vfs_read` / `vfs_write`).
+//! - `before`: the pre-2003 lookup: every pair looks both fds up in a [`BeforeFiles`] (read
+//!   lock + reference), then calls the same `vfs_read` / `vfs_write`. Like 2.5.66 it has no
+//!   `f_pos` lock.
+//! - `floor`: the same `vfs_read` / `vfs_write` on the two file objects, held directly: no
+//!   descriptor lookup at all. The gap between a row and the floor is the descriptor layer's
+//!   share, noted on the fdtable and before rows.
+//! - `kernel`: `read(2)` from /dev/zero and `write(2)` to a memfd (the kernel's in-memory
+//!   file); unshared in a forked single-threaded child, shared on a thread of this process.
+
+use crate::framework::{self, Measurement, Opts, Worker};
+use crate::impls::before::BeforeFiles;
+use crate::impls::kernel;
+use crate::output::{Key, Row};
+use crate::suite::{Case, Workload};
+use fdtable::{Errno, FileRef};
+use fdtable_vfs::read_write::{vfs_read, vfs_write};
+use fdtable_vfs::workloads::{Dd, bench_task};
+use fdtable_vfs::{File, Task};
+use std::hint::black_box;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+/// `dd`.
+pub const DD: Workload = Workload {
+    name: "dd",
+    about: "1M × (read 1 byte from /dev/zero + write it to an in-memory file), ns per pair; unshared and shared table (seed 1)",
+    cases,
+    finish,
+};
+
+const OUT: &[u8] = b"/tmp/dd.out";
+
+fn key(shared: bool) -> Key {
+    Key::new("dd", 1, 2).variant(if shared { "shared" } else { "unshared" })
+}
+
+/// dd's sample settings: a whole `count=1M` run per sample in the full run.
+fn dd_opts(opts: &Opts) -> Opts {
+    if opts.dd_pairs > 0 && opts.fixed_iters == 0 {
+        Opts {
+            fixed_iters: opts.dd_pairs,
+            ..*opts
+        }
+    } else {
+        *opts
+    }
+}
+
+/// A task with dd's two files open, and a second handle on its table if `shared`.
+fn setup(shared: bool) -> Result<(Task, Option<Task>, Dd), String> {
+    let mut task = bench_task();
+    let dd = Dd::open(&task, OUT).map_err(|e| format!("dd open: {e:?}"))?;
+    let sibling = shared.then(|| task.clone_thread());
+    Ok((task, sibling, dd))
+}
+
+/// `fdget_pos` … `fdput_pos` around `op`, with the position lock decided by `count` (the
+/// references on the file as `fdget` would see them).
+#[inline(always)]
+fn with_pos(
+    f: &File,
+    count: usize,
+    op: impl FnOnce(&File, Option<&mut i64>) -> Result<usize, Errno>,
+) -> Result<usize, Errno> {
+    if f.is_stream() {
+        return op(f, None);
+    }
+    let g = f.pos_lock(count);
+    let mut pos = g.get();
+    let r = op(f, Some(&mut pos));
+    if r.is_ok() {
+        g.set(pos);
+    }
+    r
+}
+
+/// One pair on two file objects, with the positions handled as on an unshared table.
+#[inline(always)]
+fn pair_direct(zero: &File, out: &File) -> Result<(), Errno> {
+    let mut b = [0u8; 1];
+    with_pos(zero, 1, |f, pos| vfs_read(f, &mut b, pos))?;
+    with_pos(out, 1, |f, pos| vfs_write(f, &b, pos))?;
+    Ok(())
+}
+
+fn one_worker(opts: &Opts, w: Worker<'_>) -> Measurement {
+    framework::measure(&dd_opts(opts), vec![w])
+}
+
+fn fdtable_case(shared: bool) -> Case {
+    Case::measure(key(shared), "fdtable", move |opts| {
+        let (task, sibling, dd) = setup(shared)?;
+        let m = one_worker(
+            opts,
+            Box::new(move |n| {
+                for _ in 0..n {
+                    dd.pair(&task).expect("dd pair");
+                }
+            }),
+        );
+        drop(sibling);
+        Ok(m)
+    })
+}
+
+fn files(task: &Task, dd: &Dd) -> Result<(FileRef<File>, FileRef<File>), String> {
+    let get = |fd: i32| task.files().fget(fd as u32).ok_or("dd: fd vanished");
+    Ok((get(dd.zero)?, get(dd.out)?))
+}
+
+fn before_case(shared: bool) -> Case {
+    Case::measure_noted(
+        key(shared),
+        "before",
+        Some("lock + ref per lookup"),
+        move |opts| {
+            let (task, sibling, dd) = setup(shared)?;
+            let (zero, out) = files(&task, &dd)?;
+            let table: BeforeFiles<FileRef<File>> = BeforeFiles::default();
+            let (z, o) = (table.install(zero), table.install(out));
+            let m = one_worker(
+                opts,
+                Box::new(move |n| {
+                    for _ in 0..n {
+                        let mut b = [0u8; 1];
+                        let zero = table.fget(black_box(z)).expect("zero");
+                        with_pos(&zero, 1, |f, pos| vfs_read(f, &mut b, pos)).expect("read");
+                        drop(zero);
+                        let out = table.fget(black_box(o)).expect("out");
+                        with_pos(&out, 1, |f, pos| vfs_write(f, &b, pos)).expect("write");
+                    }
+                }),
+            );
+            drop((sibling, task));
+            Ok(m)
+        },
+    )
+}
+
+fn floor_case(shared: bool) -> Case {
+    Case::measure_noted(
+        key(shared),
+        "floor",
+        Some("file objects called directly"),
+        move |opts| {
+            let (task, sibling, dd) = setup(shared)?;
+            let (zero, out) = files(&task, &dd)?;
+            let m = one_worker(
+                opts,
+                Box::new(move |n| {
+                    for _ in 0..n {
+                        pair_direct(black_box(&zero), black_box(&out)).expect("dd pair");
+                    }
+                }),
+            );
+            drop((sibling, task));
+            Ok(m)
+        },
+    )
+}
+
+/// `/dev/zero` and a memfd, opened in the calling process.
+fn kernel_files() -> Result<(OwnedFd, OwnedFd), String> {
+    let zero = kernel::open("/dev/zero", libc::O_RDONLY)?;
+    // SAFETY: a NUL-terminated name; memfd_create returns a new fd or -1.
+    let fd = unsafe { libc::memfd_create(c"dd.out".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(kernel::syscall_error("memfd_create"));
+    }
+    // SAFETY: a new fd nothing else owns.
+    Ok((zero, unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+#[inline(always)]
+fn kernel_pair(zero: i32, out: i32) -> bool {
+    let mut b = [0u8; 1];
+    // SAFETY: reads into and writes from a live 1-byte buffer.
+    unsafe {
+        libc::read(zero, b.as_mut_ptr().cast(), 1) == 1
+            && libc::write(out, b.as_ptr().cast(), 1) == 1
+    }
+}
+
+fn kernel_case(shared: bool) -> Case {
+    Case::measure_noted(
+        key(shared),
+        "kernel",
+        Some("read(2) + write(2) to a memfd"),
+        move |opts| {
+            let opts = dd_opts(opts);
+            if !shared {
+                return kernel::in_child(&opts, |opts, buf| {
+                    let (zero, out) = kernel_files()?;
+                    let (z, o) = (zero.as_raw_fd(), out.as_raw_fd());
+                    kernel::sample_here(opts, buf, |n| (0..n).all(|_| kernel_pair(z, o)))
+                });
+            }
+            let (zero, out) = kernel_files()?;
+            let (z, o) = (zero.as_raw_fd(), out.as_raw_fd());
+            let m = framework::measure(
+                &opts,
+                vec![Box::new(move |n| {
+                    for _ in 0..n {
+                        assert!(kernel_pair(z, o), "{}", kernel::syscall_error("dd"));
+                    }
+                })],
+            );
+            Ok(m)
+        },
+    )
+}
+
+fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for shared in [false, true] {
+        v.extend([
+            fdtable_case(shared),
+            before_case(shared),
+            kernel_case(shared),
+            floor_case(shared),
+        ]);
+    }
+    v
+}
+
+/// The dd paths of `fdtable bench --instructions` (see [`crate::instructions`]): sets up,
+/// then hands a loop of `n` pairs to `run`.
+pub fn instructions(path: &str, n: u64, run: fn(u64, &mut dyn FnMut(u64))) -> Result<(), String> {
+    let (task, sibling, dd) = setup(path == "dd-pair-shared")?;
+    if path == "dd-floor" {
+        let (zero, out) = files(&task, &dd)?;
+        run(n, &mut |k| {
+            for _ in 0..k {
+                pair_direct(black_box(&zero), black_box(&out)).expect("dd pair");
+            }
+        });
+    } else {
+        run(n, &mut |k| {
+            for _ in 0..k {
+                dd.pair(&task).expect("dd pair");
+            }
+        });
+    }
+    drop(sibling);
+    Ok(())
+}
+
+/// Notes the descriptor layer's share (1 − floor / row) on the fdtable and before rows.
+fn finish(rows: &mut [Row]) {
+    let floors: Vec<Row> = rows
+        .iter()
+        .filter(|r| r.impl_name == "floor")
+        .cloned()
+        .collect();
+    for r in rows.iter_mut() {
+        if r.impl_name != "fdtable" && r.impl_name != "before" {
+            continue;
+        }
+        if let Some(f) = floors.iter().find(|f| f.same_case(r))
+            && r.ns_per_op > 0.0
+        {
+            let share = (1.0 - f.ns_per_op / r.ns_per_op).max(0.0) * 100.0;
+            let note = format!(
+                "layer {share:.0} % ({:.1} ns of {:.1})",
+                r.ns_per_op - f.ns_per_op,
+                r.ns_per_op
+            );
+            r.note = Some(match r.note.take() {
+                Some(n) => format!("{n}; {note}"),
+                None => note,
+            });
+        }
+    }
+}

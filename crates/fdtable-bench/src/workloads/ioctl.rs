@@ -1,0 +1,217 @@
+//! `ioctl` (seed 5, "speed up ioctls", 2004): a generic ioctl (`FIONREAD` on a pipe) and a
+//! driver's own ioctl, 1 and 2 threads on one shared table, each thread on its own file.
+//!
+//! - `fdtable`: `Task::ioctl` — lock-free `fdget`, the generic switch, the file's
+//!   `unlocked_ioctl` with no lock held. The driver is the layer's `TestDevice`
+//!   (`/dev/testdev`, `TESTDEV_IOC_GET`: copy this open file's value to guest memory).
+//! - `before`: the same call inside one global lock ([`Bkl`], the Big Kernel Lock that
+//!   `sys_ioctl` took before 2004).
+//! - `floor`: the file's `unlocked_ioctl` called directly on the file object (no lookup, no
+//!   dispatch): the scaling the machine itself allows for the same work.
+//! - `kernel`: generic: `ioctl(FIONREAD)` on a pipe; driver: `ioctl(TCGETS)` on a pty master
+//!   (the tty driver's ioctl). Threads of this process (a shared table).
+
+use super::no_finish;
+use crate::framework::{self, Measurement, Opts, Worker};
+use crate::impls::kernel;
+use crate::output::Key;
+use crate::suite::{Case, Workload};
+use fdtable_vfs::devices::TESTDEV_IOC_GET;
+use fdtable_vfs::uapi::{FIONREAD, O_RDWR};
+use fdtable_vfs::workloads::{Bkl, bench_task};
+use fdtable_vfs::{LinearMemory, Task};
+use std::hint::black_box;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+
+/// `ioctl`.
+pub const IOCTL: Workload = Workload {
+    name: "ioctl",
+    about: "a generic ioctl (FIONREAD on a pipe) and a driver ioctl, 1 and 2 threads on one shared table, each thread on its own file (seed 5)",
+    cases,
+    finish: no_finish,
+};
+
+const ARG: usize = 0x1000;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Generic,
+    Driver,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Generic => "generic",
+            Kind::Driver => "driver",
+        }
+    }
+}
+
+fn key(kind: Kind, threads: usize) -> Key {
+    Key::new("ioctl", threads, threads).variant(kind.name())
+}
+
+/// One table: the kept handle (so even one thread is on a shared table), each thread's
+/// handle and fd, and the command.
+struct Setup {
+    main: Task,
+    per: Vec<(Task, i32)>,
+    cmd: u32,
+}
+
+fn setup(kind: Kind, threads: usize) -> Result<Setup, String> {
+    let mut main = bench_task();
+    let mut per = Vec::new();
+    for _ in 0..threads {
+        let fd = match kind {
+            Kind::Generic => {
+                let [r, w] = main.pipe2(0).map_err(|e| format!("pipe2: {e:?}"))?;
+                main.write(w, b"abc").map_err(|e| format!("write: {e:?}"))?;
+                r
+            }
+            Kind::Driver => main
+                .open(b"/dev/testdev", O_RDWR as i32, 0)
+                .map_err(|e| format!("open /dev/testdev: {e:?}"))?,
+        };
+        per.push((main.clone_thread(), fd));
+    }
+    let cmd = match kind {
+        Kind::Generic => FIONREAD,
+        Kind::Driver => TESTDEV_IOC_GET,
+    };
+    Ok(Setup { main, per, cmd })
+}
+
+/// How `layer_case` dispatches.
+#[derive(Clone, Copy, PartialEq)]
+enum Via {
+    /// `Task::ioctl`.
+    Layer,
+    /// `Task::ioctl` inside the global lock.
+    Bkl,
+    /// The file's `unlocked_ioctl` on a file object held directly: no descriptor lookup, no
+    /// generic switch — what the machine allows when threads share nothing.
+    Floor,
+}
+
+fn layer_case(kind: Kind, threads: usize, via: Via) -> Case {
+    let (name, note) = match via {
+        Via::Layer => ("fdtable", None),
+        Via::Bkl => ("before", Some("one global lock (BKL)")),
+        Via::Floor => ("floor", Some("the file's unlocked_ioctl, called directly")),
+    };
+    Case::measure_noted(key(kind, threads), name, note, move |opts: &Opts| {
+        let Setup { main, per, cmd } = setup(kind, threads)?;
+        let lock = Arc::new(Bkl::new());
+        let workers: Vec<Worker<'static>> = per
+            .into_iter()
+            .map(|(t, fd)| {
+                let lock = lock.clone();
+                let file = t.files().fget(fd as u32).expect("the thread's file");
+                Box::new(move |n: u64| {
+                    let mut raw = [0u8; 8];
+                    let mut mem = LinearMemory::new(ARG, &mut raw);
+                    for _ in 0..n {
+                        let r = match via {
+                            Via::Layer => t.ioctl(black_box(fd), cmd, ARG, &mut mem),
+                            Via::Bkl => lock.ioctl(&t, black_box(fd), cmd, ARG, &mut mem),
+                            Via::Floor => {
+                                let f = black_box(&file);
+                                f.ops().unlocked_ioctl(f, cmd, ARG, &mut mem)
+                            }
+                        };
+                        black_box(r.expect("ioctl"));
+                    }
+                }) as Worker<'static>
+            })
+            .collect();
+        let m = framework::measure(opts, workers);
+        drop(main);
+        Ok(m)
+    })
+}
+
+fn kernel_files(kind: Kind, threads: usize) -> Result<Vec<OwnedFd>, String> {
+    let mut v = Vec::new();
+    for _ in 0..threads {
+        match kind {
+            Kind::Generic => {
+                let mut fds = [0; 2];
+                // SAFETY: room for both ends.
+                if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+                    return Err(kernel::syscall_error("pipe2"));
+                }
+                // SAFETY: new fds nothing else owns.
+                let (r, w) =
+                    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+                // SAFETY: writes 3 bytes from a live buffer.
+                unsafe { libc::write(w.as_raw_fd(), b"abc".as_ptr().cast(), 3) };
+                v.push(r);
+                v.push(w);
+            }
+            Kind::Driver => {
+                // SAFETY: posix_openpt returns a new fd or -1.
+                let fd =
+                    unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
+                if fd < 0 {
+                    return Err(kernel::syscall_error("posix_openpt"));
+                }
+                // SAFETY: a new fd nothing else owns.
+                v.push(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
+        }
+    }
+    Ok(v)
+}
+
+fn kernel_run(opts: &Opts, kind: Kind, threads: usize) -> Result<Measurement, String> {
+    let files = kernel_files(kind, threads)?;
+    let step = if kind == Kind::Generic { 2 } else { 1 };
+    let workers: Vec<Worker<'_>> = (0..threads)
+        .map(|i| {
+            let fd = files[i * step].as_raw_fd();
+            Box::new(move |n: u64| {
+                for _ in 0..n {
+                    let ok = match kind {
+                        Kind::Generic => {
+                            let mut v: libc::c_int = 0;
+                            // SAFETY: FIONREAD writes one int.
+                            unsafe { libc::ioctl(fd, libc::FIONREAD, &mut v) == 0 }
+                        }
+                        Kind::Driver => {
+                            // SAFETY: a zeroed termios is valid; TCGETS writes one.
+                            let mut t: libc::termios = unsafe { std::mem::zeroed() };
+                            // SAFETY: TCGETS writes one termios.
+                            unsafe { libc::ioctl(fd, libc::TCGETS, &mut t) == 0 }
+                        }
+                    };
+                    assert!(ok, "{}", kernel::syscall_error("ioctl"));
+                }
+            }) as Worker<'_>
+        })
+        .collect();
+    Ok(framework::measure(opts, workers))
+}
+
+fn cases() -> Vec<Case> {
+    let mut v = Vec::new();
+    for kind in [Kind::Generic, Kind::Driver] {
+        for threads in [1, 2] {
+            let note = match kind {
+                Kind::Generic => "FIONREAD on a pipe",
+                Kind::Driver => "TCGETS on a pty",
+            };
+            v.extend([
+                layer_case(kind, threads, Via::Layer),
+                layer_case(kind, threads, Via::Bkl),
+                Case::measure_noted(key(kind, threads), "kernel", Some(note), move |opts| {
+                    kernel_run(opts, kind, threads)
+                }),
+                layer_case(kind, threads, Via::Floor),
+            ]);
+        }
+    }
+    v
+}
