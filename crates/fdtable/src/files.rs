@@ -234,6 +234,7 @@ impl<'a, F> Locked<'a, F> {
 
     /// `alloc_fd(start, end, flags)`: the lowest free fd `>= start` and `< end`, marked open
     /// (reserved) with its close-on-exec bit written.
+    #[inline]
     fn alloc_fd(&mut self, start: usize, end: usize, cloexec: bool) -> Result<usize, Errno> {
         let mut fd = start.max(self.inner.next_fd);
         if fd < self.inner.max_fds {
@@ -311,6 +312,7 @@ impl<'a, F> Locked<'a, F> {
     }
 
     /// `fd_install` into a reserved slot. `EBADF` if `fd` is not reserved.
+    #[inline]
     fn install_reserved(&mut self, fd: usize, file: NonNull<FileInner<F>>) -> Result<(), Errno> {
         if fd >= self.inner.max_fds || !self.inner.is_open(fd) || self.lookup(fd).is_some() {
             return Err(Errno::EBADF);
@@ -320,6 +322,7 @@ impl<'a, F> Locked<'a, F> {
     }
 
     /// `file_close_fd_locked`: empties an installed slot and releases the fd.
+    #[inline]
     fn file_close_fd_locked(&mut self, fd: usize) -> Option<FileRef<F>> {
         let slot = self.fdt().slot(fd)?;
         // ORDERING: Relaxed; see `lookup`.
@@ -355,6 +358,7 @@ impl<'a, F> Locked<'a, F> {
 
     /// Allocates `>= start` and installs a new reference on `file` there (one lock hold:
     /// `alloc_fd` + `fd_install`).
+    #[inline]
     fn alloc_and_install(
         &mut self,
         file: &FileInner<F>,
@@ -630,19 +634,25 @@ impl<F: FileLike> Files<F> {
         self.fdget_slow(fd)
     }
 
-    #[cold]
+    /// `fdget` when this handle has not (yet) seen itself alone: the table may be shared.
+    #[inline]
     fn fdget_slow(&self, fd: u32) -> Option<Fd<'_, F>> {
-        let fs = self.fs();
         // ORDERING: Acquire; pairs with the Release decrement in `Drop for Files`.
-        if fs.hot.count.load(Ordering::Acquire) == 1 {
-            // ORDERING: Relaxed; the Acquire above ordered every other handle's stores of
-            // `fdt` before this load, and only we can store it from now on.
-            self.light.set(fs.hot.fdt.load(Ordering::Relaxed));
-            return self.fdget(fd);
+        if self.fs().hot.count.load(Ordering::Acquire) == 1 {
+            return self.become_light(fd);
         }
         // SAFETY: `fget` returns a counted reference, which `Fd::owned` takes over.
         self.fget(fd)
             .map(|f| unsafe { Fd::owned(FileRef::into_inner(f)) })
+    }
+
+    /// The other handles are gone: cache the array and take the light path from now on.
+    #[cold]
+    fn become_light(&self, fd: u32) -> Option<Fd<'_, F>> {
+        // ORDERING: Relaxed; the Acquire load of `count` that brought us here ordered every
+        // other handle's stores of `fdt` before this load, and only we can store it from now on.
+        self.light.set(self.fs().hot.fdt.load(Ordering::Relaxed));
+        self.fdget(fd)
     }
 
     /// `fget_raw` — a counted reference to the file at `fd`, without taking any lock
@@ -660,6 +670,7 @@ impl<F: FileLike> Files<F> {
     /// So the returned file was installed at `fd` in the current array at some instant after
     /// the reference was taken. Memory is never recycled under the reader: arrays and files are
     /// freed after an epoch grace period.
+    #[inline]
     pub fn fget(&self, fd: u32) -> Option<FileRef<F>> {
         let fd = fd as usize;
         let fs = self.fs();
