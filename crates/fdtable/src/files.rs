@@ -615,7 +615,7 @@ impl<F: FileLike> Files<F> {
     /// `fdget` in fs/file.c, which reads `files->count == 1` each time; this handle caches the
     /// answer (it can only change through its own `share`), so the light path is one load of
     /// the cached array, a bounds check and one load of the slot.
-    #[inline]
+    #[inline(always)]
     pub fn fdget(&self, fd: u32) -> Option<Fd<'_, F>> {
         let arr = self.light.get();
         if !arr.is_null() {
@@ -635,7 +635,9 @@ impl<F: FileLike> Files<F> {
     }
 
     /// `fdget` when this handle has not (yet) seen itself alone: the table may be shared.
-    #[inline]
+    /// Kept out of line so the light path in [`Files::fdget`] stays a handful of instructions
+    /// wherever it is inlined.
+    #[inline(never)]
     fn fdget_slow(&self, fd: u32) -> Option<Fd<'_, F>> {
         // ORDERING: Acquire; pairs with the Release decrement in `Drop for Files`.
         if self.fs().hot.count.load(Ordering::Acquire) == 1 {
