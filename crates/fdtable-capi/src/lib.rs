@@ -1,1 +1,50 @@
-//! The C ABI of fdtable (under construction).
+//! # fdtable-capi
+//!
+//! The C ABI of fdtable: every `extern "C"` function and `#[repr(C)]` type of `libfdtable`
+//! (`include/fdtable.h`, generated from this crate by cbindgen). The `fdtable-ffi` crate links
+//! these into `libfdtable.a` and `libfdtable.so`; this crate is an rlib so that Rust tests and
+//! the fuzz target can call the same functions.
+//!
+//! ## Model
+//!
+//! - `struct fdt_files` is a task's handle on a descriptor table: an
+//!   [`fdtable_vfs::Task`] (the table handle, its own `RLIMIT_NOFILE`, and a namespace with
+//!   nothing in it — C callers open their files themselves and install them).
+//! - `struct fdt_file` is an open file description, an [`fdtable_vfs::File`] inside a
+//!   [`fdtable::FileRef`]: a `struct fdt_file *` is the address `FileRef::into_raw` hands out,
+//!   and each reference the C side owns is one count on it.
+//! - `struct fdt_file_ops` are C callbacks; [`file`] adapts them to
+//!   [`fdtable_vfs::FileOperations`], and `release` runs from the adapter's `Drop`, so exactly
+//!   once, when the last reference goes.
+//!
+//! ## Rules at the boundary
+//!
+//! - Integers in, `-errno` out (Linux values); pointer-returning calls return NULL.
+//! - NULL handles and garbage descriptors never crash: NULL object pointers are `-EINVAL`
+//!   (NULL for pointer results, nothing for `void` calls), bad descriptors are what Linux
+//!   answers (`EBADF` mostly). Non-NULL pointers must be valid, as for any C API.
+//! - No panic crosses the boundary: each entry point runs inside
+//!   [`std::panic::catch_unwind`] ([`guard`]) and reports `-EIO` (or NULL / nothing). No
+//!   panic is expected on any input; the guard is the proof that none escapes.
+
+// The C names of the ABI's types (`struct fdt_files`, ...).
+#![allow(non_camel_case_types)]
+
+// The order of the modules is the order of the header's sections (cbindgen follows it).
+pub mod consts;
+// Tables.
+pub mod files;
+// Files.
+pub mod file;
+// Descriptors.
+pub mod fd;
+// I/O.
+pub mod io;
+
+mod guard;
+
+pub use consts::*;
+pub use fd::*;
+pub use file::*;
+pub use files::*;
+pub use io::*;

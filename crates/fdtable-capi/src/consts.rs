@@ -1,0 +1,81 @@
+//! The kernel's constants, with the kernel's values (x86-64 and the generic Linux ABI), under
+//! an `FDT_` prefix so that the header can be included together with `<fcntl.h>`: the values
+//! are the same, so a caller may pass either spelling.
+//!
+//! The literals are spelled out because cbindgen copies them into the header; the tests check
+//! each against the value the Rust layer uses.
+
+use std::ffi::{c_int, c_uint, c_ulong};
+
+/// `O_RDONLY`: open for reading only.
+pub const FDT_O_RDONLY: c_uint = 0;
+/// `O_WRONLY`: open for writing only.
+pub const FDT_O_WRONLY: c_uint = 1;
+/// `O_RDWR`: open for reading and writing.
+pub const FDT_O_RDWR: c_uint = 2;
+/// `O_APPEND` (a status flag, `F_GETFL`/`F_SETFL`).
+pub const FDT_O_APPEND: c_uint = 0x400;
+/// `O_NONBLOCK` (a status flag, `F_GETFL`/`F_SETFL`, `FIONBIO`).
+pub const FDT_O_NONBLOCK: c_uint = 0x800;
+/// `O_CLOEXEC`: the close-on-exec flag of `fdt_install`, `fdt_get_unused_fd` and `fdt_dup3`.
+pub const FDT_O_CLOEXEC: c_uint = 0x80000;
+/// `O_PATH`: a file that is only a location. `fdt_fdget`, `fdt_fget`, read, write, lseek and
+/// ioctl refuse it with `EBADF`, as Linux's `fdget` does; fcntl's descriptor commands work.
+pub const FDT_O_PATH: c_uint = 0x200000;
+
+/// `FD_CLOEXEC`: the bit of `F_GETFD` / `F_SETFD`.
+pub const FDT_FD_CLOEXEC: c_int = 1;
+
+/// `F_DUPFD`: duplicate onto the lowest free fd `>= arg` (`EINVAL` if `arg` is at or past
+/// the soft `RLIMIT_NOFILE`).
+pub const FDT_F_DUPFD: c_int = 0;
+/// `F_GETFD`: the close-on-exec bit.
+pub const FDT_F_GETFD: c_int = 1;
+/// `F_SETFD`: set or clear the close-on-exec bit (`FD_CLOEXEC` in `arg`).
+pub const FDT_F_SETFD: c_int = 2;
+/// `F_GETFL`: the access mode and status flags.
+pub const FDT_F_GETFL: c_int = 3;
+/// `F_SETFL`: set `O_APPEND`, `O_NONBLOCK`, `O_DIRECT`, `O_NOATIME`.
+pub const FDT_F_SETFL: c_int = 4;
+/// `F_DUPFD_QUERY`: 1 if `arg` refers to the same open file as the fd, 0 if not.
+pub const FDT_F_DUPFD_QUERY: c_int = 1027;
+/// `F_DUPFD_CLOEXEC`: `F_DUPFD` with close-on-exec set on the new fd.
+pub const FDT_F_DUPFD_CLOEXEC: c_int = 1030;
+
+/// `CLOSE_RANGE_UNSHARE`: unshare the table first (`fdt_close_range`).
+pub const FDT_CLOSE_RANGE_UNSHARE: c_uint = 2;
+/// `CLOSE_RANGE_CLOEXEC`: set close-on-exec over the range instead of closing.
+pub const FDT_CLOSE_RANGE_CLOEXEC: c_uint = 4;
+
+/// `FIONREAD`: passed to the file's `ioctl` callback (the files made here have no size).
+pub const FDT_FIONREAD: c_uint = 0x541B;
+/// `FIONBIO`: `arg` points to an `int`; sets or clears `O_NONBLOCK`.
+pub const FDT_FIONBIO: c_uint = 0x5421;
+/// `FIONCLEX`: clear close-on-exec on the fd.
+pub const FDT_FIONCLEX: c_uint = 0x5450;
+/// `FIOCLEX`: set close-on-exec on the fd.
+pub const FDT_FIOCLEX: c_uint = 0x5451;
+/// `FIOASYNC`: `arg` points to an `int`; the files made here have no `fasync`, so turning
+/// `O_ASYNC` on is `ENOTTY`.
+pub const FDT_FIOASYNC: c_uint = 0x5452;
+
+/// `SEEK_SET` (`fdt_lseek`).
+pub const FDT_SEEK_SET: c_int = 0;
+/// `SEEK_CUR`.
+pub const FDT_SEEK_CUR: c_int = 1;
+/// `SEEK_END`.
+pub const FDT_SEEK_END: c_int = 2;
+
+/// The soft `RLIMIT_NOFILE` of a table made by `fdt_files_new`.
+pub const FDT_NOFILE_SOFT_DEFAULT: c_ulong = 1024;
+/// The hard `RLIMIT_NOFILE` of a table made by `fdt_files_new`.
+pub const FDT_NOFILE_HARD_DEFAULT: c_ulong = 4096;
+
+/// `FDPUT_FPUT`: in `struct fdt_fd`'s `flags`, the lookup took a reference that `fdt_fdput`
+/// drops.
+pub const FDT_FDPUT_FPUT: c_uint = 1;
+
+/// In `struct fdt_file_ops`'s `flags`: the file has no position (a pipe, a socket, a
+/// character stream; the kernel's `stream_open`). `read`/`write` get `pos == NULL`,
+/// `fdt_pread`/`fdt_pwrite` fail with `ESPIPE`, and `llseek` (if any) gets position 0.
+pub const FDT_FILE_STREAM: c_uint = 1;

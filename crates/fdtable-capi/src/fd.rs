@@ -1,0 +1,366 @@
+//! Descriptor calls: install (one step, or reserve then install), close, the dup family,
+//! fcntl, close_range, and the lookups (light `fdt_fdget`, counted `fdt_fget`).
+
+use crate::consts::FDT_FDPUT_FPUT;
+use crate::file::{fdt_file, from_c, into_c};
+use crate::files::{fdt_files, handle, handle_mut};
+use crate::guard::{PANICKED, guard, ret_int, ret_unit, ulong};
+use fdtable::Errno;
+use fdtable_vfs::uapi::{FMODE_PATH, O_CLOEXEC};
+use std::ffi::{c_int, c_uint, c_ulong};
+use std::ptr;
+
+/// The result of a light lookup (`fdt_fdget`), the kernel's `struct fd`: the file, and
+/// whether the lookup took a reference that `fdt_fdput` must drop (`FDT_FDPUT_FPUT` in
+/// `flags`). Use `fdt_fd_file` to read the file; pass the whole value to `fdt_fdput`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct fdt_fd {
+    /// The file, NULL if the descriptor was not open.
+    pub file: *mut fdt_file,
+    /// `FDT_FDPUT_FPUT` if a reference was taken; 0 otherwise.
+    pub flags: c_uint,
+}
+
+impl fdt_fd {
+    const EMPTY: fdt_fd = fdt_fd {
+        file: ptr::null_mut(),
+        flags: 0,
+    };
+}
+
+/// Installs `file` at the lowest free descriptor below the soft `RLIMIT_NOFILE` (the kernel's
+/// `FD_ADD`: `get_unused_fd_flags` + `fd_install`). `FDT_O_CLOEXEC` in `flags` sets
+/// close-on-exec; other bits are ignored.
+///
+/// Ownership: consumes the caller's reference to `file`, also on failure (the file is put
+/// then, and released if that was its last reference).
+///
+/// Returns the descriptor, `-EMFILE` if none is free, `-ENOMEM`, or `-EINVAL` if `files` or
+/// `file` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread; `file` is NULL or a file on
+/// which the caller owns a reference.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_install(
+    files: *mut fdt_files,
+    file: *mut fdt_file,
+    flags: c_uint,
+) -> c_int {
+    if file.is_null() {
+        return Errno::EINVAL.neg();
+    }
+    // SAFETY: the caller hands over one reference.
+    let file = unsafe { from_c(file) };
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        drop(file);
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        ret_int(
+            task.files()
+                .install(file, flags & O_CLOEXEC, task.nofile())
+                .map(|fd| fd as c_int),
+        )
+    })
+}
+
+/// Reserves the lowest free descriptor below the soft `RLIMIT_NOFILE` (the kernel's
+/// `get_unused_fd_flags`, the first step of an open): the descriptor is taken, so other
+/// allocations skip it and `fdt_dup2` onto it fails with `-EBUSY`, but it refers to nothing
+/// yet. `FDT_O_CLOEXEC` in `flags` sets close-on-exec; other bits are ignored.
+///
+/// Then either `fdt_fd_install` a file there, or give it back with `fdt_put_unused_fd` (a
+/// failed open). A fork does not copy reserved descriptors.
+///
+/// Returns the descriptor, `-EMFILE`, `-ENOMEM`, or `-EINVAL` if `files` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_get_unused_fd(files: *mut fdt_files, flags: c_uint) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        ret_int(
+            task.files()
+                .alloc_fd(0, task.nofile(), flags & O_CLOEXEC)
+                .map(|fd| fd as c_int),
+        )
+    })
+}
+
+/// Gives back a descriptor reserved by `fdt_get_unused_fd` (the kernel's `put_unused_fd`).
+/// Does nothing if `fd` is not reserved (free, installed, negative, out of range) or `files`
+/// is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_put_unused_fd(files: *mut fdt_files, fd: c_int) {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return;
+    };
+    guard((), || task.files().put_unused_fd(fd as u32))
+}
+
+/// Installs `file` at `fd`, which `fdt_get_unused_fd` reserved (the kernel's `fd_install`).
+///
+/// Ownership: consumes the caller's reference to `file` in every case. If `fd` is not
+/// reserved (or `files` is NULL) nothing is installed and the reference is put (the file is
+/// released if that was its last reference). NULL `file` is ignored.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread; `file` is NULL or a file on
+/// which the caller owns a reference.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fd_install(files: *mut fdt_files, fd: c_int, file: *mut fdt_file) {
+    if file.is_null() {
+        return;
+    }
+    // SAFETY: the caller hands over one reference.
+    let file = unsafe { from_c(file) };
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        drop(file);
+        return;
+    };
+    guard((), || {
+        let _ = task.files().fd_install(fd as u32, file);
+    })
+}
+
+/// `close(fd)`: the descriptor is freed, the file flushed (its `flush` callback), and the
+/// table's reference dropped (the file is released if that was its last reference).
+///
+/// Returns 0, the flush's `-errno` (the descriptor is closed anyway), `-EBADF` if `fd` is not
+/// open (a reserved descriptor stays reserved), or `-EINVAL` if `files` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_close(files: *mut fdt_files, fd: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || ret_unit(task.close(fd)))
+}
+
+/// `dup(fd)`: the lowest free descriptor now refers to `fd`'s file, close-on-exec clear.
+///
+/// Returns the new descriptor, `-EBADF`, `-EMFILE`, or `-EINVAL` if `files` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_dup(files: *mut fdt_files, fd: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || ret_int(task.dup(fd)))
+}
+
+/// `dup2(oldfd, newfd)`: `newfd` now refers to `oldfd`'s file, close-on-exec clear; what
+/// `newfd` referred to is closed first (flushed, error ignored). `dup2(fd, fd)` returns `fd`
+/// if it is open.
+///
+/// Returns `newfd`, `-EBADF` if `oldfd` is not open or `newfd` is negative or at or past the
+/// soft `RLIMIT_NOFILE`, `-EBUSY` if `newfd` is reserved by `fdt_get_unused_fd`, `-ENOMEM`, or
+/// `-EINVAL` if `files` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_dup2(files: *mut fdt_files, oldfd: c_int, newfd: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || ret_int(task.dup2(oldfd, newfd)))
+}
+
+/// `dup3(oldfd, newfd, flags)`: `fdt_dup2` with `FDT_O_CLOEXEC` as the only allowed flag
+/// (sets close-on-exec on `newfd`).
+///
+/// Returns `newfd`, `-EINVAL` for another flag or `oldfd == newfd` (or `files` NULL), else as
+/// `fdt_dup2`.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_dup3(
+    files: *mut fdt_files,
+    oldfd: c_int,
+    newfd: c_int,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        ret_int(task.dup3(oldfd, newfd, flags as u32))
+    })
+}
+
+/// `fcntl(fd, cmd, arg)`:
+///
+/// - `FDT_F_DUPFD` / `FDT_F_DUPFD_CLOEXEC`: the lowest free descriptor `>= arg`;
+///   `-EINVAL` if `arg` is at or past the soft `RLIMIT_NOFILE`, `-EMFILE` if none is free.
+/// - `FDT_F_GETFD` / `FDT_F_SETFD`: the close-on-exec bit (`FDT_FD_CLOEXEC`).
+/// - `FDT_F_GETFL` / `FDT_F_SETFL`: access mode and status flags (`O_APPEND`, `O_NONBLOCK`
+///   change; `O_DIRECT` is `-EINVAL` on these files).
+/// - `FDT_F_DUPFD_QUERY`: 1 if `arg` refers to the same open file, 0 if not.
+/// - Anything else: `-EINVAL`. On an `FDT_O_PATH` file, only the dup, query, `F_GETFD`,
+///   `F_SETFD` and `F_GETFL` commands work (others: `-EBADF`).
+///
+/// `arg` is used as an `int` (its low 32 bits), as Linux does for these commands.
+///
+/// Returns the command's result, `-EBADF` if `fd` is not open, or `-EINVAL` if `files` is
+/// NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fcntl(
+    files: *mut fdt_files,
+    fd: c_int,
+    cmd: c_int,
+    arg: c_ulong,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        ret_int(task.fcntl(fd, cmd, ulong(arg)).map(|v| v as c_int))
+    })
+}
+
+/// `close_range(first, last, flags)`: closes every open descriptor in `first..=last` (`last`
+/// may be `~0U`: to the end), or with `FDT_CLOSE_RANGE_CLOEXEC` marks them close-on-exec;
+/// `FDT_CLOSE_RANGE_UNSHARE` first gives this handle a private copy of a shared table.
+/// Reserved descriptors are left alone. Flush errors are ignored.
+///
+/// Returns 0, `-EINVAL` for other flags, `first > last` or NULL `files`, `-ENOMEM`.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_close_range(
+    files: *mut fdt_files,
+    first: c_uint,
+    last: c_uint,
+    flags: c_uint,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        ret_unit(task.close_range(first, last, flags))
+    })
+}
+
+/// The light lookup (the kernel's `fdget`): the file at `fd`, for the duration of one
+/// operation. Always pair it with `fdt_fdput`, and read the file with `fdt_fd_file`.
+///
+/// If this handle is its table's only handle, no lock is taken and no reference is counted:
+/// the file is *borrowed* from the table, and the result is valid only until the next call on
+/// this handle that could close the descriptor or share the table (`fdt_close`, `fdt_dup2`,
+/// `fdt_dup3`, `fdt_close_range`, `fdt_exec`, `fdt_unshare`, `fdt_files_share`,
+/// `fdt_files_put`); `fdt_fdput` it before any of those. To keep the file longer, take a
+/// reference with `fdt_file_get`. If the table is shared, the lookup takes a reference
+/// (`FDT_FDPUT_FPUT`), which `fdt_fdput` drops.
+///
+/// The file is NULL (`fdt_fd_file` returns NULL) if `fd` is not open (free, reserved,
+/// negative, out of range), if it is an `FDT_O_PATH` file, or if `files` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fdget(files: *mut fdt_files, fd: c_int) -> fdt_fd {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return fdt_fd::EMPTY;
+    };
+    guard(fdt_fd::EMPTY, || match task.fdget(fd) {
+        Ok(f) => {
+            // A borrowed result stays valid while the slot holds the file, which the
+            // documented rule guarantees; an owned one carries its reference to `fdt_fdput`.
+            let (file, owned) = f.into_raw();
+            fdt_fd {
+                file: file.cast_mut().cast(),
+                flags: if owned { FDT_FDPUT_FPUT } else { 0 },
+            }
+        }
+        Err(_) => fdt_fd::EMPTY,
+    })
+}
+
+/// The file of a light lookup, or NULL if the descriptor was not open.
+///
+/// Ownership: borrowed from `fd` (valid until `fdt_fdput(fd)`, and, for a lookup that took no
+/// reference, under `fdt_fdget`'s rule).
+#[unsafe(no_mangle)]
+pub extern "C" fn fdt_fd_file(fd: fdt_fd) -> *mut fdt_file {
+    fd.file
+}
+
+/// Ends a light lookup (the kernel's `fdput`): drops the reference it took, if it took one
+/// (the file may be released here, if every descriptor to it was closed meanwhile by another
+/// handle). Does nothing for an empty result or a borrowing lookup.
+///
+/// # Safety
+///
+/// `fd` is the unchanged result of one `fdt_fdget`, passed to `fdt_fdput` once.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fdput(fd: fdt_fd) {
+    if fd.flags & FDT_FDPUT_FPUT == 0 || fd.file.is_null() {
+        return;
+    }
+    guard((), || {
+        // SAFETY: an owned lookup carries one reference, handed back once (the contract).
+        drop(unsafe { from_c(fd.file) })
+    })
+}
+
+/// The counted lookup (the kernel's `fget`): a new reference to the file at `fd`, lock-free
+/// on a shared table.
+///
+/// Ownership: the caller owns the returned reference; give it back with `fdt_file_put` (or
+/// to a call that consumes one). Returns NULL if `fd` is not open, is an `FDT_O_PATH` file,
+/// or `files` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fget(files: *mut fdt_files, fd: c_int) -> *mut fdt_file {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return ptr::null_mut();
+    };
+    guard(ptr::null_mut(), || match task.files().fget(fd as u32) {
+        Some(f) if f.f_mode() & FMODE_PATH == 0 => into_c(f),
+        _ => ptr::null_mut(),
+    })
+}

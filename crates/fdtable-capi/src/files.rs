@@ -1,0 +1,257 @@
+//! `struct fdt_files`: a task's handle on a descriptor table, its lifecycle (new, fork,
+//! share, unshare, exec, put) and its limits.
+
+use crate::guard::{PANICKED, guard, ret_unit, ulong};
+use fdtable::Errno;
+use fdtable_vfs::uapi::CLONE_FILES;
+use fdtable_vfs::{File, Namespace, OpenHow, Opened, Task};
+use std::ffi::{c_int, c_ulong};
+use std::ptr;
+use std::sync::Arc;
+
+/// A descriptor table handle: one task's view of a table (the kernel's `current->files`),
+/// with that task's own `RLIMIT_NOFILE`. Opaque; made by `fdt_files_new`, `fdt_files_fork`
+/// or `fdt_files_share`, freed by `fdt_files_put`.
+pub struct fdt_files {
+    pub(crate) task: Task,
+}
+
+/// The namespace of a C table: nothing can be opened by path; C callers make their files
+/// with `fdt_file_new` and install them.
+struct NoPaths;
+
+impl Namespace for NoPaths {
+    fn open(&self, _at: Option<&File>, _path: &[u8], _how: &OpenHow) -> Result<Opened, Errno> {
+        Err(Errno::ENOENT)
+    }
+}
+
+fn boxed(task: Task) -> *mut fdt_files {
+    Box::into_raw(Box::new(fdt_files { task }))
+}
+
+/// The handle behind `files`, shared.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not used mutably elsewhere for `'a`.
+#[inline(always)]
+pub(crate) unsafe fn handle<'a>(files: *const fdt_files) -> Option<&'a Task> {
+    // SAFETY: the caller's contract.
+    unsafe { files.as_ref() }.map(|h| &h.task)
+}
+
+/// The handle behind `files`, exclusive.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not used elsewhere for `'a`.
+#[inline(always)]
+pub(crate) unsafe fn handle_mut<'a>(files: *mut fdt_files) -> Option<&'a mut Task> {
+    // SAFETY: the caller's contract.
+    unsafe { files.as_mut() }.map(|h| &mut h.task)
+}
+
+/// Makes a new, empty descriptor table and returns the caller's handle on it.
+///
+/// The table has no descriptors open; its soft/hard `RLIMIT_NOFILE` is 1024/4096
+/// (`FDT_NOFILE_SOFT_DEFAULT`, `FDT_NOFILE_HARD_DEFAULT`).
+///
+/// Ownership: the caller owns the returned handle and frees it with `fdt_files_put`.
+/// Returns NULL if memory could not be allocated.
+#[unsafe(no_mangle)]
+pub extern "C" fn fdt_files_new() -> *mut fdt_files {
+    guard(ptr::null_mut(), || boxed(Task::new(Arc::new(NoPaths))))
+}
+
+/// Frees a handle (`put_files_struct` for this task). If it was the table's last handle, every
+/// descriptor still open is closed: each file's `flush` runs, and its `release` if that was
+/// its last reference.
+///
+/// Ownership: consumes `files`. NULL is ignored.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using, and it is not used again.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_files_put(files: *mut fdt_files) {
+    if files.is_null() {
+        return;
+    }
+    guard((), || {
+        // SAFETY: non-NULL, a handle from `boxed` (the caller's contract), freed once here.
+        drop(unsafe { Box::from_raw(files) })
+    })
+}
+
+/// `fork()`: makes a new table holding a copy of `files`'s descriptors (each open file gains
+/// one reference; close-on-exec bits copied; descriptors reserved by `fdt_get_unused_fd` are
+/// not copied), with a copy of its `RLIMIT_NOFILE`.
+///
+/// Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
+/// `fdt_files_put`). Returns NULL if `files` is NULL or memory could not be allocated.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_files_fork(files: *mut fdt_files) -> *mut fdt_files {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return ptr::null_mut();
+    };
+    guard(ptr::null_mut(), || match task.fork() {
+        Ok(child) => boxed(child),
+        Err(_) => ptr::null_mut(),
+    })
+}
+
+/// `clone(CLONE_FILES)`: makes another handle on the same table, for another task (or thread).
+/// Both handles see every change the other makes. The new handle gets its own copy of
+/// `RLIMIT_NOFILE`, as a separate process sharing the table would have.
+///
+/// After this call, light lookups on either handle take a reference (`FDT_FDPUT_FPUT`), and
+/// the two handles may be used from two threads at the same time.
+///
+/// Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
+/// `fdt_files_put`). Returns NULL if `files` is NULL or memory could not be allocated.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_files_share(files: *mut fdt_files) -> *mut fdt_files {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return ptr::null_mut();
+    };
+    guard(ptr::null_mut(), || match task.clone(CLONE_FILES) {
+        Ok(t) => boxed(t),
+        Err(_) => ptr::null_mut(),
+    })
+}
+
+/// `unshare(CLONE_FILES)`: if the table behind `*files` is shared with other handles, gives
+/// this handle a private copy of it (as `fdt_files_fork` copies). Does nothing to an unshared
+/// table.
+///
+/// Ownership: `*files` stays the caller's; use the value in `*files` after the call (this
+/// implementation keeps the same handle address).
+///
+/// Returns 0, `-EINVAL` if `files` or `*files` is NULL, `-ENOMEM` or `-EMFILE` (the copy
+/// needs more than `nr_open` slots).
+///
+/// # Safety
+///
+/// `files` is NULL or points to NULL or to a live handle that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_unshare(files: *mut *mut fdt_files) -> c_int {
+    // SAFETY: the caller's contract: `files` is NULL or valid for reads.
+    let Some(&inner) = (unsafe { files.as_ref() }) else {
+        return Errno::EINVAL.neg();
+    };
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(inner) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || ret_unit(task.unshare(CLONE_FILES)))
+}
+
+/// The descriptor part of `execve`: unshares the table (as `fdt_unshare`), then closes every
+/// close-on-exec descriptor (each file is flushed; released if that was its last reference).
+/// Reserved descriptors stay reserved.
+///
+/// As in the kernel's `de_thread`, free the handles of the other threads of the exec'ing
+/// process first, so that a table shared only with them is not copied.
+///
+/// Ownership: `files` stays the caller's.
+///
+/// Returns 0, `-EINVAL` if `files` is NULL, `-ENOMEM` / `-EMFILE` if the unshare failed
+/// (nothing was closed then).
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_exec(files: *mut fdt_files) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || ret_unit(task.exec()))
+}
+
+/// `setrlimit(RLIMIT_NOFILE)` for this handle: allocation (`fdt_install`, `fdt_dup`,
+/// `F_DUPFD`, `fdt_get_unused_fd`) stays below `soft`, and `fdt_dup2`/`fdt_dup3` refuse
+/// `newfd >= soft`. Other handles sharing the table keep their own limits.
+///
+/// Returns 0, `-EINVAL` if `files` is NULL or `soft > hard`, `-EPERM` if `hard` is above
+/// `nr_open` (see `fdt_set_nr_open`; `RLIM_INFINITY` is above it). There are no credentials:
+/// raising the hard limit is allowed.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_set_nofile(
+    files: *mut fdt_files,
+    soft: c_ulong,
+    hard: c_ulong,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        ret_unit(task.setrlimit_nofile(ulong(soft), ulong(hard)))
+    })
+}
+
+/// `getrlimit(RLIMIT_NOFILE)`: stores this handle's soft and hard limits in `*soft` and
+/// `*hard` (either may be NULL if not wanted).
+///
+/// Returns 0, or `-EINVAL` if `files` is NULL.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using; `soft` and `hard` are NULL
+/// or valid for a write of an `unsigned long`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_get_nofile(
+    files: *const fdt_files,
+    soft: *mut c_ulong,
+    hard: *mut c_ulong,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    let (cur, max) = task.getrlimit_nofile();
+    // SAFETY: NULL or valid for a write (the caller's contract).
+    if let Some(s) = unsafe { soft.as_mut() } {
+        *s = cur as c_ulong;
+    }
+    // SAFETY: as above.
+    if let Some(h) = unsafe { hard.as_mut() } {
+        *h = max as c_ulong;
+    }
+    0
+}
+
+/// Sets `nr_open` (the kernel's `fs.nr_open` sysctl) for the whole process: no table grows
+/// to hold a descriptor at or above it, and no hard `RLIMIT_NOFILE` may exceed it. The
+/// default is 1048576.
+///
+/// Returns 0, or `-EINVAL` outside 64..=2147483584 (Linux's bounds on 64-bit).
+#[unsafe(no_mangle)]
+pub extern "C" fn fdt_set_nr_open(nr_open: c_ulong) -> c_int {
+    guard(PANICKED.neg(), || {
+        ret_unit(usize::try_from(nr_open).map_or(Err(Errno::EINVAL), fdtable::set_nr_open))
+    })
+}
+
+/// The current `nr_open` (see `fdt_set_nr_open`).
+#[unsafe(no_mangle)]
+pub extern "C" fn fdt_get_nr_open() -> c_ulong {
+    fdtable::nr_open() as c_ulong
+}

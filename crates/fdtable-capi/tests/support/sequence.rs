@@ -1,0 +1,687 @@
+//! Call sequences through the C ABI, decoded from bytes (the fuzz target's input, and the
+//! proptest generator's output), with arbitrary and invalid arguments: NULL handles, negative
+//! and huge descriptors, unknown flags and commands, NULL buffers.
+//!
+//! Every call runs twice: through the `extern "C"` functions on C-side probe files, and
+//! directly on a mirror [`Task`] holding equivalent Rust files. The results (return values,
+//! bytes read, which file a lookup found, whether a light lookup took a reference) must be
+//! equal. At the end every handle and reference is put, and every file must have been
+//! released exactly once on both sides, with the same number of flushes.
+
+use super::probe::*;
+use fdtable::{FileRef, Files};
+use fdtable_capi::*;
+use fdtable_vfs::uapi::*;
+use fdtable_vfs::{File, HostMemory, MemFs, NoMemory, Task};
+use std::ffi::{c_int, c_ulong};
+use std::sync::Arc;
+
+/// Bounds that keep one input fast.
+const MAX_HANDLES: usize = 6;
+const MAX_REFS: usize = 12;
+const MAX_FILES: usize = 48;
+const MAX_OPS: usize = 400;
+
+/// The bytes of one input.
+struct Bytes<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl Bytes<'_> {
+    fn u8(&mut self) -> u8 {
+        let b = self.data.get(self.at).copied().unwrap_or(0);
+        self.at += 1;
+        b
+    }
+    fn done(&self) -> bool {
+        self.at >= self.data.len()
+    }
+    fn u32(&mut self) -> u32 {
+        u32::from_le_bytes([self.u8(), self.u8(), self.u8(), self.u8()])
+    }
+    fn u64(&mut self) -> u64 {
+        u64::from(self.u32()) | (u64::from(self.u32()) << 32)
+    }
+    /// A descriptor: mostly small ones, sometimes an edge.
+    fn fd(&mut self) -> c_int {
+        const EDGES: [c_int; 16] = [
+            -1,
+            -2,
+            c_int::MIN,
+            c_int::MAX,
+            63,
+            64,
+            65,
+            127,
+            128,
+            1023,
+            1024,
+            1025,
+            4095,
+            4096,
+            65536,
+            1 << 20,
+        ];
+        let b = self.u8();
+        if b < 224 {
+            c_int::from(b % 24)
+        } else {
+            EDGES[usize::from(b - 224) % EDGES.len()]
+        }
+    }
+    /// An `unsigned int` range bound for close_range.
+    fn bound(&mut self) -> u32 {
+        match self.u8() % 8 {
+            0 => u32::MAX,
+            1 => u32::MAX - 1,
+            2 => self.u32(),
+            _ => u32::from(self.u8() % 40),
+        }
+    }
+    fn limit(&mut self) -> c_ulong {
+        const L: [c_ulong; 12] = [0, 1, 2, 3, 5, 8, 24, 64, 1024, 4096, 1 << 20, c_ulong::MAX];
+        let b = self.u8();
+        if b < 200 {
+            L[usize::from(b) % L.len()]
+        } else {
+            c_ulong::from(b)
+        }
+    }
+    fn open_flags(&mut self) -> u32 {
+        const F: [u32; 8] = [
+            O_RDONLY,
+            O_WRONLY,
+            O_RDWR,
+            O_RDWR | O_APPEND,
+            O_RDWR | O_NONBLOCK,
+            3,
+            O_PATH,
+            O_RDWR | O_CLOEXEC,
+        ];
+        F[usize::from(self.u8()) % F.len()]
+    }
+    fn fd_flags(&mut self) -> u32 {
+        match self.u8() % 4 {
+            0 => 0,
+            1 => O_CLOEXEC,
+            2 => O_CLOEXEC | O_RDWR,
+            _ => self.u32(),
+        }
+    }
+}
+
+/// The two worlds side by side.
+pub struct World {
+    /// C handles (entries may be null after a failed share/fork).
+    c: Vec<*mut fdt_files>,
+    m: Vec<Task>,
+    c_refs: Vec<*mut fdt_file>,
+    m_refs: Vec<FileRef<File>>,
+    probes: Vec<(Arc<Probe>, Arc<Probe>)>,
+    pub calls: usize,
+}
+
+impl Default for World {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl World {
+    pub fn new() -> World {
+        World {
+            c: Vec::new(),
+            m: Vec::new(),
+            c_refs: Vec::new(),
+            m_refs: Vec::new(),
+            probes: Vec::new(),
+            calls: 0,
+        }
+    }
+
+    /// A handle index: `None` is the NULL handle (or no handle exists).
+    fn pick_handle(&self, b: &mut Bytes<'_>) -> Option<usize> {
+        let v = usize::from(b.u8());
+        if self.c.is_empty() || v % 8 == 7 {
+            None
+        } else {
+            Some(v % self.c.len())
+        }
+    }
+
+    fn c_handle(&self, h: Option<usize>) -> *mut fdt_files {
+        h.map_or(std::ptr::null_mut(), |i| self.c[i])
+    }
+
+    fn pick_ref(&self, b: &mut Bytes<'_>) -> Option<usize> {
+        let v = usize::from(b.u8());
+        (!self.c_refs.is_empty()).then(|| v % self.c_refs.len())
+    }
+
+    fn new_handle(&mut self) {
+        // SAFETY: no arguments.
+        let c = fdt_files_new();
+        assert!(!c.is_null());
+        self.c.push(c);
+        self.m.push(Task::new(MemFs::new()));
+    }
+
+    /// Decodes and runs one call. Returns false when the input is used up.
+    fn step(&mut self, b: &mut Bytes<'_>) -> bool {
+        if b.done() {
+            return false;
+        }
+        self.calls += 1;
+        let op = b.u8() % 30;
+        match op {
+            0 if self.c.len() < MAX_HANDLES => self.new_handle(),
+            1 => {
+                if let Some(h) = self.pick_handle(b) {
+                    // SAFETY: a live handle, removed from the world.
+                    unsafe { fdt_files_put(self.c.swap_remove(h)) };
+                    drop(self.m.swap_remove(h));
+                } else {
+                    // SAFETY: NULL is allowed.
+                    unsafe { fdt_files_put(std::ptr::null_mut()) };
+                }
+            }
+            2 | 3 if self.c.len() < MAX_HANDLES => {
+                let h = self.pick_handle(b);
+                let share = op == 3;
+                let ch = self.c_handle(h);
+                // SAFETY: a live handle or NULL.
+                let c = unsafe {
+                    if share {
+                        fdt_files_share(ch)
+                    } else {
+                        fdt_files_fork(ch)
+                    }
+                };
+                match h {
+                    None => assert!(c.is_null()),
+                    Some(i) => {
+                        let m = if share {
+                            self.m[i].clone(CLONE_FILES)
+                        } else {
+                            self.m[i].fork()
+                        };
+                        assert_eq!(c.is_null(), m.is_err(), "share/fork {share}");
+                        if let Ok(m) = m {
+                            self.c.push(c);
+                            self.m.push(m);
+                        }
+                    }
+                }
+            }
+            4 => {
+                let h = self.pick_handle(b);
+                let r = match h {
+                    Some(i) => {
+                        let mut p = self.c[i];
+                        // SAFETY: a live handle.
+                        let r = unsafe { fdt_unshare(&mut p) };
+                        assert_eq!(p, self.c[i]);
+                        assert_eq!(r, neg(self.m[i].unshare(CLONE_FILES)));
+                        r
+                    }
+                    None => {
+                        let mut p = std::ptr::null_mut();
+                        // SAFETY: NULL inner pointer, and NULL outer pointer.
+                        let (a, z) =
+                            unsafe { (fdt_unshare(&mut p), fdt_unshare(std::ptr::null_mut())) };
+                        assert_eq!(z, -libc::EINVAL);
+                        a
+                    }
+                };
+                let _ = r;
+            }
+            5 => {
+                let h = self.pick_handle(b);
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_exec(self.c_handle(h)) };
+                self.expect_mut(h, r, |t| neg(t.exec()));
+            }
+            6 => {
+                let h = self.pick_handle(b);
+                let (soft, hard) = (b.limit(), b.limit());
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_set_nofile(self.c_handle(h), soft, hard) };
+                self.expect(h, r, |t| neg(t.setrlimit_nofile(soft as u64, hard as u64)));
+                let (mut s, mut hh) = (0, 0);
+                // SAFETY: valid out-pointers.
+                let r = unsafe { fdt_get_nofile(self.c_handle(h), &mut s, &mut hh) };
+                if let Some(i) = h {
+                    assert_eq!(r, 0);
+                    assert_eq!((s as u64, hh as u64), self.m[i].getrlimit_nofile());
+                }
+            }
+            7 if self.probes.len() < MAX_FILES && self.c_refs.len() < MAX_REFS => {
+                let (kind, flags) = (b.u8(), b.open_flags());
+                let id = self.probes.len();
+                let (pc, pm) = (Probe::new(id, kind), Probe::new(id, kind));
+                self.c_refs.push(c_file(&pc, flags));
+                self.m_refs.push(m_file(&pm, flags));
+                self.probes.push((pc, pm));
+            }
+            8 => {
+                if let Some(r) = self.pick_ref(b)
+                    && self.c_refs.len() < MAX_REFS
+                {
+                    // SAFETY: a reference we hold.
+                    unsafe { fdt_file_get(self.c_refs[r]) };
+                    self.c_refs.push(self.c_refs[r]);
+                    self.m_refs.push(self.m_refs[r].clone());
+                }
+            }
+            9 => {
+                if let Some(r) = self.pick_ref(b) {
+                    // SAFETY: a reference we hold, given up.
+                    unsafe { fdt_file_put(self.c_refs.swap_remove(r)) };
+                    drop(self.m_refs.swap_remove(r));
+                }
+            }
+            10 => {
+                let h = self.pick_handle(b);
+                let flags = b.fd_flags();
+                if let Some(r) = self.pick_ref(b) {
+                    let (cf, mf) = (self.c_refs.swap_remove(r), self.m_refs.swap_remove(r));
+                    // SAFETY: a live handle or NULL; a reference we hand over.
+                    let res = unsafe { fdt_install(self.c_handle(h), cf, flags) };
+                    match h {
+                        Some(i) => {
+                            let t = &self.m[i];
+                            let m = t.files().install(mf, flags & O_CLOEXEC, t.nofile());
+                            assert_eq!(res, int(m.map(|fd| fd as i32)), "install");
+                        }
+                        None => assert_eq!(res, -libc::EINVAL),
+                    }
+                } else {
+                    // SAFETY: NULL file.
+                    let r = unsafe { fdt_install(self.c_handle(h), std::ptr::null_mut(), flags) };
+                    assert_eq!(r, -libc::EINVAL);
+                }
+            }
+            11 => {
+                let h = self.pick_handle(b);
+                let flags = b.fd_flags();
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_get_unused_fd(self.c_handle(h), flags) };
+                self.expect(h, r, |t| {
+                    int(t
+                        .files()
+                        .alloc_fd(0, t.nofile(), flags & O_CLOEXEC)
+                        .map(|f| f as i32))
+                });
+            }
+            12 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                // SAFETY: a live handle or NULL.
+                unsafe { fdt_put_unused_fd(self.c_handle(h), fd) };
+                if let Some(i) = h {
+                    self.m[i].files().put_unused_fd(fd as u32);
+                }
+            }
+            13 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                if let Some(r) = self.pick_ref(b) {
+                    let (cf, mf) = (self.c_refs.swap_remove(r), self.m_refs.swap_remove(r));
+                    // SAFETY: a live handle or NULL; a reference we hand over.
+                    unsafe { fdt_fd_install(self.c_handle(h), fd, cf) };
+                    if let Some(i) = h {
+                        let _ = self.m[i].files().fd_install(fd as u32, mf);
+                    }
+                }
+            }
+            14 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_close(self.c_handle(h), fd) };
+                self.expect_mut(h, r, |t| neg(t.close(fd)));
+            }
+            15 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_dup(self.c_handle(h), fd) };
+                self.expect(h, r, |t| int(t.dup(fd)));
+            }
+            16 | 17 => {
+                let h = self.pick_handle(b);
+                let (a, z) = (b.fd(), b.fd());
+                let flags = b.fd_flags() as c_int;
+                let ch = self.c_handle(h);
+                // SAFETY: a live handle or NULL.
+                let r = unsafe {
+                    if op == 16 {
+                        fdt_dup2(ch, a, z)
+                    } else {
+                        fdt_dup3(ch, a, z, flags)
+                    }
+                };
+                self.expect_mut(h, r, |t| {
+                    int(if op == 16 {
+                        t.dup2(a, z)
+                    } else {
+                        t.dup3(a, z, flags as u32)
+                    })
+                });
+            }
+            18 => {
+                const CMDS: [c_int; 11] = [
+                    F_DUPFD,
+                    F_DUPFD_CLOEXEC,
+                    F_GETFD,
+                    F_SETFD,
+                    F_GETFL,
+                    F_SETFL,
+                    F_DUPFD_QUERY,
+                    F_CREATED_QUERY,
+                    F_GETPIPE_SZ,
+                    9999,
+                    -1,
+                ];
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                let cmd = CMDS[usize::from(b.u8()) % CMDS.len()];
+                let arg = match b.u8() % 4 {
+                    0 => b.fd() as c_ulong,
+                    1 => c_ulong::from(b.u32()),
+                    2 => b.u64() as c_ulong,
+                    _ => c_ulong::from(b.u8() % 4),
+                };
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_fcntl(self.c_handle(h), fd, cmd, arg) };
+                self.expect(h, r, |t| {
+                    int(t.fcntl(fd, cmd, arg as u64).map(|v| v as i32))
+                });
+            }
+            19 => {
+                let h = self.pick_handle(b);
+                let (first, last) = (b.bound(), b.bound());
+                let flags = match b.u8() % 5 {
+                    0 => 0,
+                    1 => FDT_CLOSE_RANGE_CLOEXEC,
+                    2 => FDT_CLOSE_RANGE_UNSHARE,
+                    3 => FDT_CLOSE_RANGE_CLOEXEC | FDT_CLOSE_RANGE_UNSHARE,
+                    _ => b.u32(),
+                };
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_close_range(self.c_handle(h), first, last, flags) };
+                self.expect_mut(h, r, |t| neg(t.close_range(first, last, flags)));
+            }
+            20 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                // SAFETY: a live handle or NULL.
+                let f = unsafe { fdt_fdget(self.c_handle(h), fd) };
+                let file = fdt_fd_file(f);
+                // SAFETY: a light lookup's file is live until `fdt_fdput`.
+                let c_id = (!file.is_null()).then(|| unsafe { c_probe(file) }.id);
+                match h {
+                    Some(i) => {
+                        let m = self.m[i].fdget(fd).ok();
+                        assert_eq!(c_id, m.as_ref().map(|f| m_id(f)), "fdget({fd})");
+                        if let Some(m) = &m {
+                            assert_eq!(f.flags == FDT_FDPUT_FPUT, m.needs_put(), "fdget owned");
+                            assert_eq!(m.needs_put(), Files::is_shared(self.m[i].files()));
+                        }
+                    }
+                    None => assert!(file.is_null()),
+                }
+                // SAFETY: the unchanged result, put once.
+                unsafe { fdt_fdput(f) };
+            }
+            21 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                // SAFETY: a live handle or NULL.
+                let f = unsafe { fdt_fget(self.c_handle(h), fd) };
+                let m = h.and_then(|i| {
+                    self.m[i]
+                        .files()
+                        .fget(fd as u32)
+                        .filter(|f| f.f_mode() & FMODE_PATH == 0)
+                });
+                let c_id = (!f.is_null()).then(|| {
+                    // SAFETY: `f` is a reference we own.
+                    unsafe { c_probe(f) }.id
+                });
+                assert_eq!(c_id, m.as_ref().map(|f| m_id(f)));
+                if let Some(m) = m {
+                    if self.c_refs.len() < MAX_REFS {
+                        self.c_refs.push(f);
+                        self.m_refs.push(m);
+                    } else {
+                        // SAFETY: our reference.
+                        unsafe { fdt_file_put(f) };
+                    }
+                }
+            }
+            22 | 23 => self.read(b, op == 23),
+            24 | 25 => self.write(b, op == 25),
+            26 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                let off = match b.u8() % 4 {
+                    0 => i64::from(b.u8()),
+                    1 => -i64::from(b.u8()),
+                    2 => b.u64() as i64,
+                    _ => i64::MAX - i64::from(b.u8()),
+                };
+                let whence = c_int::from(b.u8() % 7) - 1;
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_lseek(self.c_handle(h), fd, off, whence) };
+                match h {
+                    Some(i) => assert_eq!(
+                        r,
+                        self.m[i]
+                            .lseek(fd, off, whence)
+                            .unwrap_or_else(|e| i64::from(e.neg()))
+                    ),
+                    None => assert_eq!(r, -i64::from(libc::EINVAL)),
+                }
+            }
+            27 | 28 => self.ioctl(b, op == 28),
+            29 => {
+                if let Some(r) = self.pick_ref(b) {
+                    // SAFETY: a reference we hold.
+                    let (c, pd) = unsafe {
+                        (
+                            fdt_file_count(self.c_refs[r]),
+                            fdt_file_private_data(self.c_refs[r]),
+                        )
+                    };
+                    assert_eq!(c as usize, FileRef::count(&self.m_refs[r]));
+                    // SAFETY: as above.
+                    assert_eq!(unsafe { c_probe(self.c_refs[r]) }.id, m_id(&self.m_refs[r]));
+                    assert!(!pd.is_null());
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn read(&mut self, b: &mut Bytes<'_>, positional: bool) {
+        let h = self.pick_handle(b);
+        let fd = b.fd();
+        let count = [0usize, 1, 4, 9, 64][usize::from(b.u8()) % 5];
+        let null = b.u8().is_multiple_of(6);
+        let off = i64::from(b.u8()) - 8;
+        let (mut cbuf, mut mbuf) = (vec![0u8; count], vec![0u8; count]);
+        let p = if null {
+            std::ptr::null_mut()
+        } else {
+            cbuf.as_mut_ptr().cast()
+        };
+        // SAFETY: a live handle or NULL; `p` is NULL or valid for `count` bytes.
+        let r = unsafe {
+            if positional {
+                fdt_pread(self.c_handle(h), fd, p, count, off)
+            } else {
+                fdt_read(self.c_handle(h), fd, p, count)
+            }
+        };
+        match h {
+            Some(i) if !null || count == 0 => {
+                let t = &self.m[i];
+                let m = if positional {
+                    t.pread64(fd, &mut mbuf, off)
+                } else {
+                    t.read(fd, &mut mbuf)
+                };
+                assert_eq!(r, size(m), "read");
+                assert_eq!(cbuf, mbuf);
+            }
+            Some(_) => assert!(r < 0),
+            None => assert_eq!(r, -(libc::EINVAL as isize)),
+        }
+    }
+
+    fn write(&mut self, b: &mut Bytes<'_>, positional: bool) {
+        let h = self.pick_handle(b);
+        let fd = b.fd();
+        let count = [0usize, 1, 4, 9, 64][usize::from(b.u8()) % 5];
+        let null = b.u8().is_multiple_of(6);
+        let off = i64::from(b.u8()) - 8;
+        let buf = vec![7u8; count];
+        let p = if null {
+            std::ptr::null()
+        } else {
+            buf.as_ptr().cast()
+        };
+        // SAFETY: a live handle or NULL; `p` is NULL or valid for `count` bytes.
+        let r = unsafe {
+            if positional {
+                fdt_pwrite(self.c_handle(h), fd, p, count, off)
+            } else {
+                fdt_write(self.c_handle(h), fd, p, count)
+            }
+        };
+        match h {
+            Some(i) if !null || count == 0 => {
+                let t = &self.m[i];
+                let m = if positional {
+                    t.pwrite64(fd, &buf, off)
+                } else {
+                    t.write(fd, &buf)
+                };
+                assert_eq!(r, size(m), "write");
+            }
+            Some(_) => assert!(r < 0),
+            None => assert_eq!(r, -(libc::EINVAL as isize)),
+        }
+    }
+
+    fn ioctl(&mut self, b: &mut Bytes<'_>, compat: bool) {
+        const CMDS: [u32; 9] = [
+            FIOCLEX, FIONCLEX, FIONBIO, FIOASYNC, FIOQSIZE, FIGETBSZ, FIONREAD, PROBE_IOC, 0xdead,
+        ];
+        let h = self.pick_handle(b);
+        let fd = b.fd();
+        let cmd = CMDS[usize::from(b.u8()) % CMDS.len()];
+        let v = i64::from(b.u8() % 3);
+        let (mut cmem, mut mmem) = (v, v);
+        let raw = b.u64() as c_ulong;
+        // Pointer commands get NULL or a valid 8-byte cell (the ABI's contract for
+        // `fdt_ioctl`); other commands any value. `fdt_compat_ioctl` takes anything.
+        let pointer = matches!(cmd, FIONBIO | FIOASYNC | FIOQSIZE | FIGETBSZ);
+        let use_null = b.u8().is_multiple_of(4);
+        let (carg, marg) = if compat || !pointer {
+            (raw, raw)
+        } else if use_null {
+            (0, 0)
+        } else {
+            (&raw mut cmem as c_ulong, &raw mut mmem as c_ulong)
+        };
+        // SAFETY: a live handle or NULL; pointer arguments as above.
+        let r = unsafe {
+            if compat {
+                fdt_compat_ioctl(self.c_handle(h), fd, cmd, carg)
+            } else {
+                fdt_ioctl(self.c_handle(h), fd, cmd, carg)
+            }
+        };
+        match h {
+            Some(i) => {
+                let t = &self.m[i];
+                let m = if compat {
+                    t.compat_ioctl(fd, cmd, marg as u32, &mut NoMemory)
+                } else {
+                    // SAFETY: the same contract as the C side's.
+                    let mut mem = unsafe { HostMemory::new() };
+                    t.ioctl(fd, cmd, marg as usize, &mut mem)
+                };
+                assert_eq!(
+                    r as i64,
+                    m.unwrap_or_else(|e| i64::from(e.neg())),
+                    "ioctl {cmd:#x}"
+                );
+                assert_eq!(cmem, mmem);
+            }
+            None => assert_eq!(r, -(libc::EINVAL as std::ffi::c_long)),
+        }
+    }
+
+    fn expect(&self, h: Option<usize>, r: c_int, m: impl FnOnce(&Task) -> c_int) {
+        match h {
+            Some(i) => assert_eq!(r, m(&self.m[i])),
+            None => assert_eq!(r, -libc::EINVAL),
+        }
+    }
+
+    fn expect_mut(&mut self, h: Option<usize>, r: c_int, m: impl FnOnce(&mut Task) -> c_int) {
+        match h {
+            Some(i) => assert_eq!(r, m(&mut self.m[i])),
+            None => assert_eq!(r, -libc::EINVAL),
+        }
+    }
+
+    /// Puts everything and checks every file was released exactly once on both sides.
+    pub fn finish(mut self) {
+        for c in self.c.drain(..) {
+            // SAFETY: live handles, each put once.
+            unsafe { fdt_files_put(c) };
+        }
+        self.m.clear();
+        for c in self.c_refs.drain(..) {
+            // SAFETY: references we hold, each put once.
+            unsafe { fdt_file_put(c) };
+        }
+        self.m_refs.clear();
+        for (pc, pm) in &self.probes {
+            assert_eq!(pc.releases(), 1, "C file {} releases", pc.id);
+            assert_eq!(pm.releases(), 1, "mirror file {} releases", pm.id);
+            assert_eq!(pc.flushes(), pm.flushes(), "file {} flushes", pc.id);
+            // Only the test's own `Arc` is left: the library dropped its `private_data`.
+            assert_eq!(Arc::strong_count(pc), 1, "C file {} leaked", pc.id);
+        }
+    }
+}
+
+fn neg(r: Result<(), fdtable::Errno>) -> c_int {
+    r.map_or_else(|e| e.neg(), |()| 0)
+}
+
+fn int(r: Result<i32, fdtable::Errno>) -> c_int {
+    r.unwrap_or_else(|e| e.neg())
+}
+
+fn size(r: Result<usize, fdtable::Errno>) -> isize {
+    r.map_or_else(|e| e.neg() as isize, |n| n as isize)
+}
+
+/// Runs the calls `data` decodes to, then checks the end state.
+pub fn run(data: &[u8]) -> usize {
+    let mut w = World::new();
+    w.new_handle();
+    let mut b = Bytes { data, at: 0 };
+    while w.calls < MAX_OPS && w.step(&mut b) {}
+    let calls = w.calls;
+    w.finish();
+    calls
+}
