@@ -210,7 +210,10 @@ proptest! {
 #[test]
 fn nr_open_bounds() {
     assert_eq!(fdtable::set_nr_open(63), Err(Errno::EINVAL));
-    assert_eq!(fdtable::set_nr_open(fdtable::NR_OPEN_MAX + 1), Err(Errno::EINVAL));
+    assert_eq!(
+        fdtable::set_nr_open(fdtable::NR_OPEN_MAX + 1),
+        Err(Errno::EINVAL)
+    );
     assert_eq!(fdtable::set_nr_open(usize::MAX), Err(Errno::EINVAL));
     assert_eq!(fdtable::nr_open(), fdtable::NR_OPEN_DEFAULT_CAP);
 }

@@ -207,7 +207,10 @@ fn close_vs_close() {
         let mine = a.close_fd(0);
         let theirs = t.join().unwrap();
         assert!(
-            matches!((mine, theirs), (Ok(()), Err(Errno::EBADF)) | (Err(Errno::EBADF), Ok(()))),
+            matches!(
+                (mine, theirs),
+                (Ok(()), Err(Errno::EBADF)) | (Err(Errno::EBADF), Ok(()))
+            ),
             "{mine:?} {theirs:?}"
         );
         assert_eq!(rel.load(Ordering::SeqCst), 1);

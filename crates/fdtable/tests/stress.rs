@@ -35,7 +35,11 @@ impl Counted {
     /// A use of the file: reads its heap payload (a use-after-free shows under sanitizers) and
     /// checks it was not released.
     fn check(&self) -> usize {
-        assert!(!self.released.load(Ordering::Relaxed), "file {} used after release", self.id);
+        assert!(
+            !self.released.load(Ordering::Relaxed),
+            "file {} used after release",
+            self.id
+        );
         assert_eq!(*self.payload, self.id);
         *self.payload
     }
@@ -43,7 +47,11 @@ impl Counted {
 
 impl Drop for Counted {
     fn drop(&mut self) {
-        assert!(!self.released.swap(true, Ordering::Relaxed), "file {} released twice", self.id);
+        assert!(
+            !self.released.swap(true, Ordering::Relaxed),
+            "file {} released twice",
+            self.id
+        );
         self.stats.released.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -141,7 +149,11 @@ fn churn(mut files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) 
             14 => {
                 let first = fd;
                 let last = first + rng.below(8) as u32;
-                let flags = if rng.below(2) == 0 { CLOSE_RANGE_CLOEXEC } else { 0 };
+                let flags = if rng.below(2) == 0 {
+                    CLOSE_RANGE_CLOEXEC
+                } else {
+                    0
+                };
                 files.close_range(first, last, flags).unwrap();
             }
             _ => {
@@ -178,7 +190,11 @@ fn shared_table_churn_releases_every_file_once() {
     drop(root);
     let created = stats.created.load(Ordering::Relaxed);
     assert!(created > 1000);
-    assert_eq!(stats.released.load(Ordering::Relaxed), created, "every file released exactly once");
+    assert_eq!(
+        stats.released.load(Ordering::Relaxed),
+        created,
+        "every file released exactly once"
+    );
     #[cfg(feature = "leak-check")]
     {
         // Deferred frees of retired arrays and files run after grace periods.
@@ -189,7 +205,11 @@ fn shared_table_churn_releases_every_file_once() {
             }
             std::thread::yield_now();
         }
-        assert_eq!(fdtable::live_allocations(), (0, 0), "(arrays, files) still allocated");
+        assert_eq!(
+            fdtable::live_allocations(),
+            (0, 0),
+            "(arrays, files) still allocated"
+        );
     }
 }
 
