@@ -63,7 +63,10 @@ impl<'a, F> Fd<'a, F> {
 
     /// The file's address, the identity the C ABI hands out.
     pub fn as_ptr(&self) -> *const F {
-        &**self as *const F
+        // SAFETY: alive for as long as `self`; `&raw const` creates no reference, so the
+        // result keeps the provenance of the whole allocation (the C ABI steps back to the
+        // header from it).
+        unsafe { FileInner::value_ptr(self.ptr.as_ptr()) }
     }
 
     /// Splits into the raw parts the C ABI carries (`struct fdt_fd`): the file pointer and

@@ -95,17 +95,65 @@ impl<F> FdArray<F> {
         ARRAYS_LIVE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// `fdt->max_fds`, read through a raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `this` points to a live array.
+    #[inline(always)]
+    unsafe fn max_fds_raw(this: *const Self) -> usize {
+        // SAFETY: per the contract.
+        unsafe { (*this).max_fds }
+    }
+}
+
+/// A borrowed array, kept as a raw pointer so the slot accesses derive from the pointer to the
+/// whole allocation (a `&FdArray` would cover only the header, and stepping past it is not
+/// allowed under Stacked Borrows).
+pub(crate) struct ArrayRef<'a, F> {
+    ptr: NonNull<FdArray<F>>,
+    _lt: PhantomData<&'a FdArray<F>>,
+}
+
+impl<F> Clone for ArrayRef<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<F> Copy for ArrayRef<'_, F> {}
+
+impl<'a, F> ArrayRef<'a, F> {
+    /// # Safety
+    ///
+    /// `ptr` points to an array from [`FdArray::alloc`] that stays allocated for `'a`.
+    #[inline(always)]
+    pub(crate) unsafe fn new(ptr: *const FdArray<F>) -> Self {
+        crate::reclaim::assert_live(ptr);
+        ArrayRef {
+            // SAFETY: arrays are never null (the caller passes one from `alloc`).
+            ptr: unsafe { NonNull::new_unchecked(ptr as *mut FdArray<F>) },
+            _lt: PhantomData,
+        }
+    }
+
+    /// The array's address.
+    #[inline(always)]
+    pub(crate) fn as_ptr(self) -> *mut FdArray<F> {
+        self.ptr.as_ptr()
+    }
+
     /// `fdt->max_fds`.
     #[inline(always)]
-    pub(crate) fn max_fds(&self) -> usize {
-        self.max_fds
+    pub(crate) fn max_fds(self) -> usize {
+        // SAFETY: live for `'a` by construction.
+        unsafe { FdArray::max_fds_raw(self.ptr.as_ptr()) }
     }
 
     /// The slot for `fd`, or `None` past `max_fds`.
     #[inline(always)]
-    pub(crate) fn slot(&self, fd: usize) -> Option<&Slot<F>> {
-        if fd < self.max_fds {
-            // SAFETY: `fd < max_fds`, and the slots start at the layout's offset.
+    pub(crate) fn slot(self, fd: usize) -> Option<&'a Slot<F>> {
+        if fd < self.max_fds() {
+            // SAFETY: `fd < max_fds`.
             Some(unsafe { self.slot_unchecked(fd) })
         } else {
             None
@@ -116,7 +164,7 @@ impl<F> FdArray<F> {
     ///
     /// `fd < self.max_fds()`.
     #[inline(always)]
-    pub(crate) unsafe fn slot_unchecked(&self, fd: usize) -> &Slot<F> {
+    pub(crate) unsafe fn slot_unchecked(self, fd: usize) -> &'a Slot<F> {
         // The offset of the slots is the header size rounded up to the slot alignment; both
         // are pointer-sized here, so it is simply the header size.
         const {
@@ -124,9 +172,10 @@ impl<F> FdArray<F> {
                 std::mem::size_of::<FdArray<()>>().is_multiple_of(std::mem::align_of::<Slot<()>>())
             )
         };
-        let base = self as *const Self as *const u8;
-        // SAFETY: the caller bounds `fd`; the slots were initialised in `alloc`.
-        unsafe { &*(base.add(std::mem::size_of::<Self>()) as *const Slot<F>).add(fd) }
+        let base = self.ptr.as_ptr() as *const u8;
+        // SAFETY: the caller bounds `fd`; the slots were initialised in `alloc`, and `base`
+        // carries the provenance of the whole allocation.
+        unsafe { &*(base.add(std::mem::size_of::<FdArray<F>>()) as *const Slot<F>).add(fd) }
     }
 }
 
@@ -138,8 +187,8 @@ mod tests {
     #[test]
     fn alloc_free() {
         let a = FdArray::<u8>::alloc(128).unwrap();
-        // SAFETY: freshly allocated.
-        let r = unsafe { a.as_ref() };
+        // SAFETY: freshly allocated, freed below.
+        let r = unsafe { ArrayRef::new(a.as_ptr()) };
         assert_eq!(r.max_fds(), 128);
         assert!(r.slot(127).unwrap().load(Ordering::Relaxed).is_null());
         assert!(r.slot(128).is_none());

@@ -80,6 +80,7 @@ impl<F> FileInner<F> {
     /// from a table slot after the guard was pinned.
     #[inline]
     pub(crate) unsafe fn try_get_rcu(this: *const Self, _guard: &reclaim::Guard) -> bool {
+        reclaim::assert_live(this);
         // SAFETY: the caller guarantees the memory is valid for the guard's lifetime.
         let refcnt = unsafe { &(*this).refcnt };
         // ORDERING: Acquire, so the caller's re-check of the slot and of `files.fdt` cannot be
@@ -87,6 +88,7 @@ impl<F> FileInner<F> {
         // visible through the Acquire load of the slot, which pairs with the Release store in
         // `fd_install`/`do_dup2`.
         let old = refcnt.fetch_add(1, Ordering::Acquire);
+        reclaim::assert_live(this);
         let new = old.wrapping_add(1);
         if (new as isize) >= 0 {
             return true;
@@ -130,30 +132,58 @@ impl<F> FileInner<F> {
 
     /// `file_ref_put`: drops one reference. Returns true if this was the last one and the
     /// caller must release the file.
+    ///
+    /// A put that leaves other references is one compare-and-swap that never takes the count
+    /// below ONEREF. Only a put that finds the count at ONEREF (or in a special zone) goes to
+    /// `put_slow`, which pins *before* decrementing: between its decrement to NOREF and its
+    /// NOREF → DEAD cmpxchg, a lock-free lookup may revive the count, drop it again, release
+    /// the file and retire its memory; the pin keeps that memory alive until our cmpxchg is done
+    /// (the kernel's `file_ref_put` disables preemption for the same window).
     #[inline]
     fn put(&self) -> bool {
-        // ORDERING: Release; everything this holder did with the file happens-before the
-        // release, which acquires in `put_slow` (the cmpxchg reads a value in this RMW's release
-        // sequence).
-        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
-        if (new as isize) >= 0 {
-            return false;
+        // ORDERING: Relaxed; only a first guess for the compare-and-swap below.
+        let mut c = self.refcnt.load(Ordering::Relaxed);
+        loop {
+            if c == ONEREF || c > MAXREF {
+                return self.put_slow();
+            }
+            // ORDERING: Release on success; everything this holder did with the file
+            // happens-before the release, which acquires in `put_slow` (the cmpxchg there reads
+            // a value in this RMW's release sequence). Failure: Relaxed, we only retry.
+            match self
+                .refcnt
+                .compare_exchange_weak(c, c - 1, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => return false,
+                Err(actual) => c = actual,
+            }
         }
-        self.put_slow(new)
     }
 
     #[cold]
-    fn put_slow(&self, new: usize) -> bool {
+    fn put_slow(&self) -> bool {
+        let _pinned = reclaim::pin();
+        // ORDERING: Release; as in `put`.
+        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
+        // (Under loom: each access to memory that can be retired is checked right after it
+        // happens, with no model switch point in between.)
+        reclaim::assert_live(self);
+        if (new as isize) >= 0 {
+            // Another reference appeared since `put` looked.
+            return false;
+        }
         if new == NOREF {
             // That was the last reference. A concurrent lookup may have raised the count back
             // to ONEREF; then it owns the file and this put must not release.
             // ORDERING: AcqRel on success; Acquire pairs with the Release decrements of every
             // earlier holder, so their uses of the value happen-before its drop. Failure needs
             // no ordering: the caller does nothing.
-            return self
+            let won = self
                 .refcnt
                 .compare_exchange(NOREF, DEAD, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok();
+            reclaim::assert_live(self);
+            return won;
         }
         if new >= RELEASED {
             // Imbalanced put on a dead file: keep it dead, never release twice.
@@ -297,7 +327,9 @@ impl<F> FileRef<F> {
 
     /// The value's address, without giving up the reference.
     pub fn as_ptr(this: &Self) -> *const F {
-        &**this as *const F
+        // SAFETY: a `FileRef` keeps the file alive; the result keeps the provenance of the whole
+        // allocation (`from_raw` steps back to the header).
+        unsafe { FileInner::value_ptr(this.ptr.as_ptr()) }
     }
 
     #[inline]
@@ -329,6 +361,18 @@ impl<F> FileRef<F> {
 }
 
 impl<F> FileInner<F> {
+    /// The value's address, derived from `this` without creating a reference (so it keeps the
+    /// provenance of the whole allocation).
+    ///
+    /// # Safety
+    ///
+    /// `this` points to a live `FileInner`.
+    #[inline(always)]
+    pub(crate) unsafe fn value_ptr(this: *const Self) -> *const F {
+        // SAFETY: per the contract; `ManuallyDrop<F>` is `repr(transparent)`.
+        unsafe { &raw const (*this).value as *const F }
+    }
+
     #[inline]
     pub(crate) fn value(&self) -> &F {
         &self.value
@@ -337,7 +381,7 @@ impl<F> FileInner<F> {
     pub(crate) fn count(&self) -> usize {
         // ORDERING: Relaxed; an instantaneous, racy reading, as `file_count` is.
         let c = self.refcnt.load(Ordering::Relaxed);
-        if c > MAXREF { 0 } else { c + 1 }
+        if c >= RELEASED { 0 } else { c.wrapping_add(1) }
     }
 
     /// Takes another reference through a pointer the caller keeps alive otherwise.

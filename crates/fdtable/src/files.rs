@@ -17,7 +17,7 @@
 use crate::bitmap::{self, BITS_PER_LONG, Long};
 use crate::errno::Errno;
 use crate::fd::Fd;
-use crate::fdarray::FdArray;
+use crate::fdarray::{ArrayRef, FdArray};
 use crate::file_ref::{FileInner, FileRef};
 use crate::flags::{CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, O_CLOEXEC};
 use crate::limits::nr_open;
@@ -200,13 +200,13 @@ struct Locked<'a, F> {
 impl<'a, F> Locked<'a, F> {
     /// `files_fdtable(files)` under the lock.
     #[inline]
-    fn fdt(&self) -> &'a FdArray<F> {
+    fn fdt(&self) -> ArrayRef<'a, F> {
         // ORDERING: Relaxed; every store to `fdt` is made with exclusive access, which this
         // context also has, so program order or the lock already orders it before us.
         let p = self.fs.hot.fdt.load(Ordering::Relaxed);
         // SAFETY: the current array is only retired by growth, which needs the exclusive
-        // access this context holds for its whole lifetime.
-        unsafe { &*p }
+        // access this context holds (and which does not use an `ArrayRef` past the swap).
+        unsafe { ArrayRef::new(p) }
     }
 
     /// `files_lookup_fd_locked`: the file installed at `fd`, if any.
@@ -286,7 +286,7 @@ impl<'a, F> Locked<'a, F> {
         }
         let old = self.fdt();
         // SAFETY: `new` is not yet published; we are its only user.
-        let new_ref = unsafe { new.as_ref() };
+        let new_ref = unsafe { ArrayRef::new(new.as_ptr()) };
         for fd in 0..old.max_fds() {
             // SAFETY: `fd < old.max_fds() <= new_max`.
             let (o, n) = unsafe { (old.slot_unchecked(fd), new_ref.slot_unchecked(fd)) };
@@ -294,7 +294,7 @@ impl<'a, F> Locked<'a, F> {
             // array is published by the Release store below.
             n.store(o.load(Ordering::Relaxed), Ordering::Relaxed);
         }
-        let old_ptr = old as *const FdArray<F> as *mut FdArray<F>;
+        let old_ptr = old.as_ptr();
         // ORDERING: Release; pairs with the Acquire loads of `fdt` in `Files::fget` and in the
         // fork path of other handles: publishes the copied slots together with `max_fds`.
         self.fs.hot.fdt.store(new.as_ptr(), Ordering::Release);
@@ -432,7 +432,7 @@ impl<'a, F> Locked<'a, F> {
         );
         let old = self.fdt();
         // SAFETY: `arr` is unpublished; we are its only user.
-        let new = unsafe { arr.as_ref() };
+        let new = unsafe { ArrayRef::new(arr.as_ptr()) };
         for fd in 0..open_files {
             // SAFETY: `fd < open_files <= min(old.max_fds, new_max)`.
             let (o, n) = unsafe { (old.slot_unchecked(fd), new.slot_unchecked(fd)) };
@@ -622,7 +622,7 @@ impl<F: FileLike> Files<F> {
             // SAFETY: `light` is non-null only while this handle is the table's only user, and
             // then it is the current array, which only this handle (not borrowed mutably now)
             // can retire.
-            let arr = unsafe { &*arr };
+            let arr = unsafe { ArrayRef::new(arr) };
             let slot = arr.slot(fd as usize)?;
             // ORDERING: Relaxed; with one user, every slot store was made by this thread or
             // ordered before us by the Acquire that established `light`.
@@ -683,7 +683,7 @@ impl<F: FileLike> Files<F> {
             let arr_ptr = fs.hot.fdt.load(Ordering::Acquire);
             // SAFETY: arrays are retired only through the epoch (or freed at once when there is
             // a single user, which then is not running this), and we are pinned.
-            let arr = unsafe { &*arr_ptr };
+            let arr = unsafe { ArrayRef::new(arr_ptr) };
             let slot = arr.slot(fd)?;
             // ORDERING: Acquire; pairs with the Release store in `Locked::publish`: the file is
             // initialised before we touch it.
@@ -1154,7 +1154,7 @@ impl<F: FileLike> Drop for Files<F> {
         let mut files = Vec::new();
         {
             // SAFETY: the last handle's array is alive until freed below.
-            let arr_ref = unsafe { &*arr };
+            let arr_ref = unsafe { ArrayRef::new(arr) };
             for fd in 0..arr_ref.max_fds() {
                 // SAFETY: `fd < max_fds`.
                 let slot = unsafe { arr_ref.slot_unchecked(fd) };

@@ -5,13 +5,16 @@
 //! such a pointer hands it to [`Guard::defer_free`]; crossbeam runs the free only after every
 //! thread that was pinned at that moment has unpinned — a grace period.
 //!
-//! Under `--cfg loom` crossbeam is not used: deferred frees are queued and run by
-//! [`drain`] at the end of each model iteration, after every model thread has joined. The loom
-//! models therefore check everything except the length of the grace period, which is
-//! crossbeam's business; that readers are pinned where they must be is enforced by the types
-//! (every lock-free load of the array takes a `&Guard`).
+//! Under `--cfg loom` crossbeam is not used. A deferred free is *reclaimed* at the earliest
+//! moment EBR allows — as soon as no model thread is pinned — which records its address in a
+//! side table; every access the core makes to memory that can be retired (a file's refcount,
+//! an array) asserts it is not reclaimed ([`assert_live`]). So a thread that touches such
+//! memory without being pinned (the bug class of an unpinned last put) fails the model. The
+//! memory itself is freed by [`drain`] at the end of each iteration, after every model thread
+//! has joined.
 
 /// Proof that the current thread is pinned (inside a read-side critical section).
+#[must_use]
 pub(crate) struct Guard {
     #[cfg(not(loom))]
     inner: crossbeam_epoch::Guard,
@@ -30,7 +33,38 @@ pub(crate) fn pin() -> Guard {
     }
     #[cfg(loom)]
     {
+        loom_state()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .pinned += 1;
+        // Synchronise with every reclamation before us (crossbeam's pin is a SeqCst RMW, and
+        // its epoch advance publishes what was unlinked before the retirement).
+        EPOCH.fetch_add(0, loom::sync::atomic::Ordering::AcqRel);
         Guard { _private: () }
+    }
+}
+
+#[cfg(loom)]
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let now_zero = {
+            let mut st = loom_state().lock().unwrap_or_else(|e| e.into_inner());
+            st.pinned -= 1;
+            st.pinned == 0
+        };
+        if now_zero {
+            // The grace period: publish it to later pins (a model switch point).
+            EPOCH.fetch_add(1, loom::sync::atomic::Ordering::AcqRel);
+            let mut st = loom_state().lock().unwrap_or_else(|e| e.into_inner());
+            if st.pinned == 0 {
+                // Nobody is pinned: everything retired so far may be freed now.
+                let retired = std::mem::take(&mut st.retired);
+                for d in &retired {
+                    st.reclaimed.insert(d.ptr as usize);
+                }
+                st.to_free.extend(retired);
+            }
+        }
     }
 }
 
@@ -65,7 +99,13 @@ impl Guard {
                 ptr: ptr as *mut (),
                 free,
             };
-            deferred_queue().lock().unwrap().push(erased);
+            // Order the caller's unlinking before the reclamation that will free this.
+            EPOCH.fetch_add(0, loom::sync::atomic::Ordering::AcqRel);
+            loom_state()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retired
+                .push(erased);
         }
     }
 }
@@ -85,17 +125,57 @@ struct Deferred {
 unsafe impl Send for Deferred {}
 
 #[cfg(loom)]
-fn deferred_queue() -> &'static std::sync::Mutex<Vec<Deferred>> {
-    static QUEUE: std::sync::OnceLock<std::sync::Mutex<Vec<Deferred>>> = std::sync::OnceLock::new();
-    QUEUE.get_or_init(|| std::sync::Mutex::new(Vec::new()))
+#[derive(Default)]
+struct LoomState {
+    /// Model threads pinned right now.
+    pinned: usize,
+    /// Retired while someone was pinned: not yet reclaimable.
+    retired: Vec<Deferred>,
+    /// Reclaimed (no thread could legally hold them any more), freed at `drain`.
+    to_free: Vec<Deferred>,
+    reclaimed: std::collections::HashSet<usize>,
+}
+
+#[cfg(loom)]
+loom::lazy_static! {
+    /// The model's epoch: an RMW chain through retirements, grace periods and pins.
+    static ref EPOCH: loom::sync::atomic::AtomicUsize = loom::sync::atomic::AtomicUsize::new(0);
+}
+
+#[cfg(loom)]
+fn loom_state() -> &'static std::sync::Mutex<LoomState> {
+    static STATE: std::sync::OnceLock<std::sync::Mutex<LoomState>> = std::sync::OnceLock::new();
+    STATE.get_or_init(Default::default)
+}
+
+/// Under loom: panics if `ptr` was reclaimed, i.e. the caller touches retired memory while
+/// not protected by a pin that predates the retirement. A no-op otherwise.
+#[inline(always)]
+pub(crate) fn assert_live<T>(ptr: *const T) {
+    #[cfg(loom)]
+    assert!(
+        !loom_state()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .reclaimed
+            .contains(&(ptr as usize)),
+        "access to reclaimed memory at {ptr:p}"
+    );
+    #[cfg(not(loom))]
+    let _ = ptr;
 }
 
 /// Runs every deferred free queued so far. Loom models call this at the end of each iteration,
 /// after joining their threads.
 #[cfg(loom)]
 pub fn drain() {
-    let queued = std::mem::take(&mut *deferred_queue().lock().unwrap());
-    for d in queued {
+    let mut st = loom_state().lock().unwrap_or_else(|e| e.into_inner());
+    assert_eq!(st.pinned, 0, "a guard outlived its model iteration");
+    let mut all = std::mem::take(&mut st.to_free);
+    all.append(&mut st.retired);
+    st.reclaimed.clear();
+    drop(st);
+    for d in all {
         // SAFETY: queued by `defer_free`, whose contract makes this call sound once; every
         // model thread has joined, so no reader remains.
         unsafe { (d.free)(d.ptr) };

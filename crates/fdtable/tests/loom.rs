@@ -63,6 +63,9 @@ fn probe(id: usize, releases: &Arc<AtomicUsize>) -> FileRef<Probe> {
 }
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
+    // The reclamation model's state is process-wide: one model at a time.
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(3);
