@@ -29,6 +29,10 @@ pub enum Alloc {
     Accept,
     /// Creates the object first (socket, eventfd, epoll, ...): its errors win over EMFILE.
     CreateFirst,
+    /// An ioctl that returns a new descriptor (TIOCGPTPEER, NS_GET_USERNS, KVM_CREATE_VM,
+    /// ...): `fdget` of the ioctl's own fd first (EBADF), then the command's checks (ENOTTY,
+    /// EINVAL, EPERM: taken from the log, nothing reserved), then the allocation (EMFILE).
+    Ioctl,
 }
 
 /// The kind of object behind a descriptor (for reports and io_uring drift).
@@ -203,7 +207,7 @@ pub fn decode(call: &Call) -> Decoded {
         opath: false,
     };
     use Alloc::*;
-    let op = match call.name.as_str() {
+    let op = match syscalls::canonical(&call.name) {
         "open" => open_op(arg(1)),
         "openat" | "open_by_handle_at" => {
             let d = open_op(arg(2));
@@ -255,7 +259,11 @@ pub fn decode(call: &Call) -> Decoded {
         "userfaultfd" => new(CreateFirst, flag(0, "O_CLOEXEC"), Kind::Anon),
         "fanotify_init" => new(CreateFirst, flag(0, "FAN_CLOEXEC"), Kind::Anon),
         "perf_event_open" => new(CreateFirst, flag(4, "PERF_FLAG_FD_CLOEXEC"), Kind::Anon),
-        "open_tree" => new(CreateFirst, flag(2, "OPEN_TREE_CLOEXEC"), Kind::Anon),
+        "open_tree" | "open_tree_attr" => {
+            new(CreateFirst, flag(2, "OPEN_TREE_CLOEXEC"), Kind::Anon)
+        }
+        // A task that dies inside a call whose number strace cannot read any more.
+        "???" if matches!(call.ret, crate::parse::Ret::Unknown) => Op::Plain,
         "fsopen" => new(CreateFirst, flag(1, "FSOPEN_CLOEXEC"), Kind::Anon),
         "fspick" => new(CreateFirst, flag(2, "FSPICK_CLOEXEC"), Kind::Anon),
         "fsmount" => new(CreateFirst, flag(1, "FSMOUNT_CLOEXEC"), Kind::Anon),
@@ -329,6 +337,12 @@ pub fn decode(call: &Call) -> Decoded {
         "fcntl" | "fcntl64" => return fcntl_op(&a),
         "ioctl" => {
             let cmd = strip_comment(arg(1));
+            if let Some(cloexec) = ioctl_new_fd(cmd, arg(2)) {
+                return Decoded {
+                    op: new(Ioctl, cloexec, Kind::Anon),
+                    uses: fd(0).into_iter().collect(),
+                };
+            }
             let set = match cmd {
                 "FIOCLEX" | "0x5451" => Some(true),
                 "FIONCLEX" | "0x5450" => Some(false),
@@ -423,6 +437,69 @@ pub fn decode(call: &Call) -> Decoded {
 /// no table holds (so the library answers EBADF, as the kernel does).
 fn raw_fd(s: &str) -> Option<u32> {
     scan::leading_int(s).map(|v| v as i32 as u32)
+}
+
+/// The value of an ioctl command as strace prints it: a name from the table below, a number,
+/// or `_IOC(_IOC_NONE, 0xb7, 0x1, 0)`.
+fn ioctl_cmd_value(cmd: &str) -> Option<u32> {
+    const NAMED: &[(&str, u32)] = &[
+        ("TIOCGPTPEER", 0x5441),
+        ("TUNGETDEVNETNS", 0x54e3),
+        ("SIOCGSKNS", 0x894c),
+        ("NS_GET_USERNS", 0xb701),
+        ("NS_GET_PARENT", 0xb702),
+        ("KVM_CREATE_VM", 0xae01),
+        ("KVM_CREATE_VCPU", 0xae41),
+        ("KVM_GET_STATS_FD", 0xaece),
+        ("VFIO_GROUP_GET_DEVICE_FD", 0x3b6a),
+        ("USERFAULTFD_IOC_NEW", 0xaa00),
+        ("PIDFD_GET_CGROUP_NAMESPACE", 0xff01),
+        ("PIDFD_GET_IPC_NAMESPACE", 0xff02),
+        ("PIDFD_GET_MNT_NAMESPACE", 0xff03),
+        ("PIDFD_GET_NET_NAMESPACE", 0xff04),
+        ("PIDFD_GET_PID_NAMESPACE", 0xff05),
+        ("PIDFD_GET_PID_FOR_CHILDREN_NAMESPACE", 0xff06),
+        ("PIDFD_GET_TIME_NAMESPACE", 0xff07),
+        ("PIDFD_GET_TIME_FOR_CHILDREN_NAMESPACE", 0xff08),
+        ("PIDFD_GET_USER_NAMESPACE", 0xff09),
+        ("PIDFD_GET_UTS_NAMESPACE", 0xff0a),
+    ];
+    let cmd = cmd.trim();
+    // strace prints a value two names share as `A or B`.
+    for name in cmd.split(" or ") {
+        if let Some(&(_, v)) = NAMED.iter().find(|(n, _)| *n == name.trim()) {
+            return Some(v);
+        }
+    }
+    if let Some(inner) = cmd.strip_prefix("_IOC(").and_then(|c| c.strip_suffix(')')) {
+        // _IOC(dir, type, nr, size): only commands without a payload return descriptors.
+        let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+        if let [dir, ty, nr, size] = parts[..] {
+            let ty = scan::leading_int(ty)?;
+            let nr = scan::leading_int(nr)?;
+            let size = scan::leading_int(size)?;
+            if dir == "_IOC_NONE" && size == 0 && (0..256).contains(&ty) && (0..256).contains(&nr) {
+                return Some(((ty as u32) << 8) | nr as u32);
+            }
+        }
+        return None;
+    }
+    if cmd.starts_with(|c: char| c.is_ascii_digit()) {
+        return scan::leading_int(cmd).and_then(|v| u32::try_from(v).ok());
+    }
+    None
+}
+
+/// Whether an ioctl command returns a new descriptor, and if so whether it is close-on-exec.
+/// TIOCGPTPEER and USERFAULTFD_IOC_NEW take the new fd's flags as their argument; the
+/// namespace, KVM and VFIO commands always set O_CLOEXEC.
+fn ioctl_new_fd(cmd: &str, arg: &str) -> Option<bool> {
+    match ioctl_cmd_value(cmd)? {
+        0x5441 | 0xaa00 => Some(has_cloexec_flag(arg, "O_CLOEXEC")),
+        0x54e3 | 0x894c | 0xb701 | 0xb702 | 0xae01 | 0xae41 | 0xaece | 0x3b6a => Some(true),
+        0xff01..=0xff0a => Some(true),
+        _ => None,
+    }
 }
 
 fn open_op(flags: &str) -> Op {
@@ -730,6 +807,59 @@ mod tests {
             }
         );
         assert_eq!(dec("1 syscall_0x1b8(1, 2) = 0").op, Op::Unknown);
+        let peer = dec("1 ioctl(5, TIOCGPTPEER, 0x80102) = 7");
+        assert_eq!(
+            peer.op,
+            Op::NewFd {
+                alloc: Alloc::Ioctl,
+                cloexec: true,
+                kind: Kind::Anon,
+                opath: false
+            }
+        );
+        assert_eq!(peer.uses, vec![5]);
+        for line in [
+            "1 ioctl(5, TIOCGPTPEER, O_RDWR|O_NOCTTY) = 7",
+            "1 ioctl(5, 0x5441, 0x102) = 7",
+        ] {
+            assert!(
+                matches!(
+                    dec(line).op,
+                    Op::NewFd {
+                        alloc: Alloc::Ioctl,
+                        cloexec: false,
+                        ..
+                    }
+                ),
+                "{line}"
+            );
+        }
+        for line in [
+            "1 ioctl(5, NS_GET_USERNS) = 6",
+            "1 ioctl(5, _IOC(_IOC_NONE, 0xb7, 0x2, 0)) = 6",
+            "1 ioctl(6, KVM_CREATE_VCPU, 0) = 7",
+            "1 ioctl(3, PIDFD_GET_NET_NAMESPACE, 0) = 4",
+        ] {
+            assert!(
+                matches!(
+                    dec(line).op,
+                    Op::NewFd {
+                        alloc: Alloc::Ioctl,
+                        cloexec: true,
+                        ..
+                    }
+                ),
+                "{line}"
+            );
+        }
+        // Commands that return counts or nothing stay plain.
+        for line in [
+            "1 ioctl(5, TIOCGPTN, [0]) = 0",
+            "1 ioctl(5, _IOC(_IOC_READ, 0x45, 0x6, 0x100), 0x7ff) = 9",
+            "1 ioctl(5, NS_GET_NSTYPE) = 1073741824",
+        ] {
+            assert_eq!(dec(line).op, Op::Plain, "{line}");
+        }
         assert_eq!(
             dec("1 newfstatat(3, \"\", {st_mode=S_IFREG}, AT_EMPTY_PATH) = 0").uses,
             vec![3]

@@ -47,7 +47,11 @@ const KNOWN_PLAIN: &str = "
     lsm_get_self_attr lsm_set_self_attr lsm_list_modules mseal statmount listmount uretprobe
     migrate_pages move_pages vmsplice io_setup io_destroy io_submit io_cancel io_getevents
     io_pgetevents ustat sysfs _sysctl modify_ldt adjtimex settimeofday init_module
-    finit_module delete_module kexec_load kexec_file_load
+    finit_module delete_module kexec_load kexec_file_load mknod rt_sigpending mlock2 mlockall
+    munlockall sched_rr_get_interval get_thread_area set_thread_area quotactl_fd futex_wake
+    futex_wait futex_requeue setxattrat getxattrat listxattrat removexattrat file_getattr
+    file_setattr uselib afs_syscall create_module epoll_ctl_old epoll_wait_old
+    get_kernel_syms getpmsg putpmsg nfsservctl query_module security tuxcall vserver
 ";
 
 /// Calls that may change a table (whitespace-separated).
@@ -55,7 +59,7 @@ const TOUCH_TABLE: &str = "
     open openat openat2 creat open_by_handle_at socket accept accept4 eventfd eventfd2
     epoll_create epoll_create1 inotify_init inotify_init1 signalfd signalfd4 timerfd_create
     memfd_create memfd_secret userfaultfd fanotify_init perf_event_open open_tree fsopen
-    fspick fsmount mq_open pidfd_open pidfd_getfd io_uring_setup landlock_create_ruleset bpf
+    fspick fsmount open_tree_attr mq_open pidfd_open pidfd_getfd io_uring_setup landlock_create_ruleset bpf
     seccomp pipe pipe2 socketpair close dup dup2 dup3 fcntl fcntl64 ioctl close_range
     recvmsg recvmmsg clone clone3
 ";
@@ -73,11 +77,44 @@ pub fn is_known_plain(name: &str) -> bool {
     set(KNOWN_PLAIN, &S).contains(name)
 }
 
+/// The name of a call strace printed by number (`syscall_0x1c3`): strace 6.1 knows the
+/// x86_64 calls up to 450; later kernels added these.
+pub fn canonical(name: &str) -> &str {
+    const LATER: &[&str] = &[
+        "cachestat",
+        "fchmodat2",
+        "map_shadow_stack",
+        "futex_wake",
+        "futex_wait",
+        "futex_requeue",
+        "statmount",
+        "listmount",
+        "lsm_get_self_attr",
+        "lsm_set_self_attr",
+        "lsm_list_modules",
+        "mseal",
+        "setxattrat",
+        "getxattrat",
+        "listxattrat",
+        "removexattrat",
+        "open_tree_attr",
+        "file_getattr",
+        "file_setattr",
+    ];
+    let Some(hex) = name.strip_prefix("syscall_0x") else {
+        return name;
+    };
+    match usize::from_str_radix(hex, 16) {
+        Ok(n) if (451..451 + LATER.len()).contains(&n) => LATER[n - 451],
+        _ => name,
+    }
+}
+
 /// Whether a call of this name can change a table (it may have to be pulled forward by the
 /// search, and while it is in flight the table's history must be kept).
 pub fn may_touch_table(name: &str) -> bool {
     static S: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    set(TOUCH_TABLE, &S).contains(name)
+    set(TOUCH_TABLE, &S).contains(canonical(name))
 }
 
 /// Positions of descriptor arguments of plain calls (P15). `*at` calls are handled by
@@ -93,12 +130,15 @@ pub fn fd_positions(name: &str) -> Option<&'static [usize]> {
         | "getsockname" | "getpeername" | "setsockopt" | "getsockopt" | "shutdown"
         | "epoll_wait" | "epoll_pwait" | "epoll_pwait2" | "inotify_add_watch"
         | "inotify_rm_watch" | "timerfd_settime" | "timerfd_gettime" | "io_uring_enter"
-        | "io_uring_register" | "pidfd_send_signal" | "fanotify_mark" | "setns" => &[0],
+        | "io_uring_register" | "pidfd_send_signal" | "fanotify_mark" | "setns" | "quotactl_fd" => {
+            &[0]
+        }
         "epoll_ctl" | "splice" | "copy_file_range" => &[0, 2],
         "tee" | "sendfile" => &[0, 1],
         "newfstatat" | "fstatat64" | "statx" | "faccessat" | "faccessat2" | "fchmodat"
         | "fchmodat2" | "fchownat" | "mkdirat" | "mknodat" | "unlinkat" | "readlinkat"
-        | "utimensat" | "futimesat" | "name_to_handle_at" => &[100],
+        | "utimensat" | "futimesat" | "name_to_handle_at" | "setxattrat" | "getxattrat"
+        | "listxattrat" | "removexattrat" | "file_getattr" | "file_setattr" => &[100],
         "renameat" | "renameat2" | "linkat" => &[100, 102],
         "symlinkat" => &[101],
         _ => return None,
@@ -116,5 +156,9 @@ mod tests {
         assert!(may_touch_table("openat") && may_touch_table("recvmsg"));
         assert!(!may_touch_table("read"));
         assert_eq!(fd_positions("epoll_ctl"), Some(&[0, 2][..]));
+        assert_eq!(canonical("syscall_0x1c3"), "cachestat");
+        assert_eq!(canonical("syscall_0x1d3"), "open_tree_attr");
+        assert_eq!(canonical("syscall_0x1b8"), "syscall_0x1b8");
+        assert!(may_touch_table("syscall_0x1d3") && is_known_plain(canonical("syscall_0x1d5")));
     }
 }

@@ -296,7 +296,11 @@ impl Engine {
                 continue;
             };
             let d = decode(&call);
-            if !d.op.reorderable() {
+            // A clone with CLONE_PIDFD installs the pidfd in the parent's table before the
+            // child runs; with CLONE_VFORK the call then stays in flight until the child execs
+            // or exits, while the parent's other threads already see the number taken.
+            let pidfd_clone = matches!(d.op, Op::Clone { flags, pidfd: Some(_) } if flags.pidfd);
+            if !d.op.reorderable() && !pidfd_clone {
                 continue;
             }
             let Plan::Steps(steps) = plan(&d.op, call.ret, &d.uses) else {

@@ -51,19 +51,21 @@ pub fn plan(op: &Op, ret: Ret, uses: &[u32]) -> Plan {
                 expect,
             };
             match (ret, alloc) {
-                (Ret::Val(v), Alloc::ReserveFirst | Alloc::Accept) => match u32::try_from(v) {
-                    Ok(fd) => Steps(vec![
-                        Step::ReserveAt {
-                            cloexec: *cloexec,
-                            expect: Val::Fd(fd),
-                        },
-                        Step::Install {
-                            kind: *kind,
-                            opath: *opath,
-                        },
-                    ]),
-                    Err(_) => Skip("result is not a descriptor"),
-                },
+                (Ret::Val(v), Alloc::ReserveFirst | Alloc::Accept | Alloc::Ioctl) => {
+                    match u32::try_from(v) {
+                        Ok(fd) => Steps(vec![
+                            Step::ReserveAt {
+                                cloexec: *cloexec,
+                                expect: Val::Fd(fd),
+                            },
+                            Step::Install {
+                                kind: *kind,
+                                opath: *opath,
+                            },
+                        ]),
+                        Err(_) => Skip("result is not a descriptor"),
+                    }
+                }
                 (Ret::Val(v), Alloc::CreateFirst) => match u32::try_from(v) {
                     Ok(fd) => one(alloc_step(Val::Fd(fd))),
                     Err(_) => Skip("result is not a descriptor"),
@@ -72,7 +74,7 @@ pub fn plan(op: &Op, ret: Ret, uses: &[u32]) -> Plan {
                     n: 1,
                     expect: Errno::EMFILE,
                 }),
-                (Ret::Err(Errno::EBADF), Alloc::Accept) => match uses.first() {
+                (Ret::Err(Errno::EBADF), Alloc::Accept | Alloc::Ioctl) => match uses.first() {
                     Some(&fd) => one(Step::Closed { fd }),
                     None => Steps(vec![]),
                 },
@@ -81,7 +83,7 @@ pub fn plan(op: &Op, ret: Ret, uses: &[u32]) -> Plan {
                 (Ret::Err(_) | Ret::Restart, Alloc::ReserveFirst | Alloc::Accept) => {
                     Steps(vec![Step::Reserve, Step::Release])
                 }
-                (Ret::Err(_) | Ret::Restart, Alloc::CreateFirst) => Steps(vec![]),
+                (Ret::Err(_) | Ret::Restart, Alloc::CreateFirst | Alloc::Ioctl) => Steps(vec![]),
                 (Ret::Unknown, _) => Skip("no result (the task died in the call)"),
             }
         }

@@ -228,6 +228,19 @@ impl Engine {
                 q.remove(pos);
             }
             self.create_child(parent, child, flags, c.line);
+            // The child's copy is made before the pidfd exists (copy_files runs before
+            // pidfd_prepare): if the search already placed the pidfd in the parent's table
+            // (pulled forward while the clone was in flight), the copy must not have it.
+            if let Op::Clone {
+                pidfd: Some(fd), ..
+            } = d.op
+                && !flags.files
+                && self.pidfd_placed(parent, c.id)
+                && let Some(t) = self.tasks.get(&child).map(|t| t.table)
+                && let Some(t) = self.tables.get_mut(t)
+            {
+                let _ = t.files.close_fd(fd);
+            }
         }
         if flags.pidfd {
             match plan(&d.op, c.ret, &[]) {
@@ -241,6 +254,15 @@ impl Engine {
                 }
             }
         }
+    }
+
+    /// Whether call `id` of `parent` already has steps placed in its table's linearization.
+    fn pidfd_placed(&self, parent: u32, id: u64) -> bool {
+        self.tasks
+            .get(&parent)
+            .and_then(|p| self.tables.get(p.table))
+            .and_then(|t| t.hist.ops.get(&id))
+            .is_some_and(|o| o.placed > 0)
     }
 
     /// unshare(CLONE_FILES): a private copy if the table is shared.
