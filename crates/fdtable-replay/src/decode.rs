@@ -337,6 +337,7 @@ pub fn decode(call: &Call) -> Decoded {
         "fcntl" | "fcntl64" => return fcntl_op(&a),
         "ioctl" => {
             let cmd = strip_comment(arg(1));
+            let cmd = cmd.as_ref();
             if let Some(cloexec) = ioctl_new_fd(cmd, arg(2)) {
                 return Decoded {
                     op: new(Ioctl, cloexec, Kind::Anon),
@@ -344,9 +345,14 @@ pub fn decode(call: &Call) -> Decoded {
                 };
             }
             let set = match cmd {
-                "FIOCLEX" | "0x5451" => Some(true),
-                "FIONCLEX" | "0x5450" => Some(false),
-                _ => None,
+                "FIOCLEX" => Some(true),
+                "FIONCLEX" => Some(false),
+                // `-X raw` / `-X verbose`: the number.
+                c => match ioctl_cmd_value(c) {
+                    Some(0x5451) => Some(true),
+                    Some(0x5450) => Some(false),
+                    _ => None,
+                },
             };
             match (set, raw_fd(arg(0))) {
                 (Some(cloexec), Some(f)) => Op::SetFd {
@@ -515,11 +521,25 @@ fn is_absolute(path_arg: &str) -> bool {
     path_arg.trim_start().starts_with("\"/")
 }
 
-fn strip_comment(s: &str) -> &str {
-    match s.find("/*") {
-        Some(i) => s[..i].trim(),
-        None => s.trim(),
+/// `s` without its `/* ... */` comments (`-X verbose` prints one after every number:
+/// `0x1 /* SOCK_STREAM */|0x80000 /* SOCK_CLOEXEC */`), trimmed.
+fn strip_comment(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains("/*") {
+        return std::borrow::Cow::Borrowed(s.trim());
     }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find("/*") {
+        out.push_str(&rest[..i]);
+        rest = match rest[i..].find("*/") {
+            Some(j) => &rest[i + j + 2..],
+            None => "",
+        };
+    }
+    out.push_str(rest);
+    let t = out.trim();
+    // Spaces left around `|` where a comment was.
+    std::borrow::Cow::Owned(t.split('|').map(str::trim).collect::<Vec<_>>().join("|"))
 }
 
 /// Whether a flags value has `name`, or (for numeric values) the O_CLOEXEC bit.
@@ -529,6 +549,7 @@ fn has_cloexec_flag(value: &str, name: &str) -> bool {
             1
         }
         "PERF_FLAG_FD_CLOEXEC" => 8,
+        "MSG_CMSG_CLOEXEC" => 0x4000_0000,
         _ => O_CLOEXEC_BIT,
     };
     has_flag_bits(value, name, bit)
@@ -591,13 +612,20 @@ fn fcntl_op(a: &[&str]) -> Decoded {
         };
     };
     let cmd = strip_comment(arg(1));
-    let cmd = match cmd {
-        "F_DUPFD" | "0" => "F_DUPFD",
-        "F_GETFD" | "1" => "F_GETFD",
-        "F_SETFD" | "2" => "F_SETFD",
-        "F_DUPFD_QUERY" | "0x403" | "1027" => "F_DUPFD_QUERY",
-        "F_DUPFD_CLOEXEC" | "0x406" | "1030" => "F_DUPFD_CLOEXEC",
-        c => c,
+    let cmd = cmd.as_ref();
+    // Names, or numbers (`-X raw`, `-X verbose`, and F_DUPFD_QUERY, which strace 6.1 prints
+    // as `0x403 /* F_??? */`).
+    let numeric = cmd
+        .starts_with(|c: char| c.is_ascii_digit())
+        .then(|| scan::leading_int(cmd))
+        .flatten();
+    let cmd = match (cmd, numeric) {
+        ("F_DUPFD", _) | (_, Some(0)) => "F_DUPFD",
+        ("F_GETFD", _) | (_, Some(1)) => "F_GETFD",
+        ("F_SETFD", _) | (_, Some(2)) => "F_SETFD",
+        ("F_DUPFD_QUERY", _) | (_, Some(1027)) => "F_DUPFD_QUERY",
+        ("F_DUPFD_CLOEXEC", _) | (_, Some(1030)) => "F_DUPFD_CLOEXEC",
+        (c, _) => c,
     };
     let op = match cmd {
         "F_DUPFD" | "F_DUPFD_CLOEXEC" => match scan::leading_int(arg(2)) {
@@ -632,18 +660,25 @@ fn fcntl_op(a: &[&str]) -> Decoded {
 /// The fds of every `SCM_RIGHTS` control message in `args`; `Some(None)` if one was
 /// truncated; `None` if there is none.
 fn scm_rights(args: &str) -> Option<Option<Vec<u32>>> {
-    if !args.contains("SCM_RIGHTS") {
+    if !args.contains("cmsg_type=") {
         return None;
     }
     let mut all = Vec::new();
+    let levels = scan::fields(args, "cmsg_level");
     let types = scan::fields(args, "cmsg_type");
     let datas = scan::fields(args, "cmsg_data");
-    if types.len() != datas.len() {
+    if types.len() != datas.len() || levels.len() != types.len() {
         return Some(None);
     }
+    // SOL_SOCKET / SCM_RIGHTS, by name or (`-X raw`, `-X verbose`) by number: 1 and 1.
+    let is = |v: &str, name: &str| {
+        let v = strip_comment(v);
+        let v = v.as_ref();
+        v == name || (v.starts_with(|c: char| c.is_ascii_digit()) && num(v) == 1)
+    };
     let mut any = false;
-    for (t, d) in types.iter().zip(&datas) {
-        if *t == "SCM_RIGHTS" {
+    for ((l, t), d) in levels.iter().zip(&types).zip(&datas) {
+        if is(l, "SOL_SOCKET") && is(t, "SCM_RIGHTS") {
             any = true;
             match scan::fd_array(d) {
                 Some(v) if !d.contains("...") => all.extend(v),
@@ -685,8 +720,8 @@ fn clone_op(name: &str, args: &str, a: &[&str]) -> Op {
 }
 
 fn is_nofile(s: &str) -> bool {
-    let s = s.trim();
-    s == "RLIMIT_NOFILE" || s == "7"
+    let s = strip_comment(s);
+    s == "RLIMIT_NOFILE" || (s.starts_with(|c: char| c.is_ascii_digit()) && num(&s) == 7)
 }
 
 fn soft_limit(s: &str) -> Option<u64> {
@@ -807,6 +842,71 @@ mod tests {
             }
         );
         assert_eq!(dec("1 syscall_0x1b8(1, 2) = 0").op, Op::Unknown);
+        // `-X raw` and `-X verbose` print numbers.
+        assert_eq!(dec("1 fcntl(3, 0x1) = 0x1").op, Op::GetFd(3));
+        assert_eq!(
+            dec("1 fcntl(3, 0x1 /* F_GETFD */) = 0x1 (flags FD_CLOEXEC)").op,
+            Op::GetFd(3)
+        );
+        assert_eq!(
+            dec("1 fcntl(3, 0x406 /* F_DUPFD_CLOEXEC */, 0) = 4").op,
+            Op::DupFd {
+                fd: 3,
+                from: 0,
+                cloexec: true
+            }
+        );
+        assert_eq!(
+            dec("1 fcntl(3, 0x2, 0x1) = 0").op,
+            Op::SetFd {
+                fd: 3,
+                cloexec: true,
+                ioctl: false
+            }
+        );
+        assert_eq!(
+            dec("1 ioctl(3, 0x5451) = 0").op,
+            Op::SetFd {
+                fd: 3,
+                cloexec: true,
+                ioctl: true
+            }
+        );
+        assert_eq!(
+            dec("1 prlimit64(0, 0x7, {rlim_cur=64, rlim_max=64}, NULL) = 0").op,
+            Op::Rlimit {
+                pid: None,
+                new: Some(64),
+                old: None
+            }
+        );
+        assert_eq!(
+            dec("1 prlimit64(0, 0x7 /* RLIMIT_NOFILE */, {rlim_cur=64, rlim_max=64}, NULL) = 0").op,
+            Op::Rlimit {
+                pid: None,
+                new: Some(64),
+                old: None
+            }
+        );
+        assert_eq!(
+            dec("1 prlimit64(0, 0x3, NULL, {rlim_cur=8, rlim_max=8}) = 0").op,
+            Op::Plain
+        );
+        let raw = dec(
+            "1 recvmsg(7, {msg_name=0x7ff, msg_namelen=110 => 0, msg_iov=[{iov_base=\"\\10\", iov_len=1}], msg_iovlen=1, msg_control=[{cmsg_len=24, cmsg_level=0x1, cmsg_type=0x1, cmsg_data=[8, 9]}], msg_controllen=24, msg_flags=0}, 0x40000000) = 1",
+        );
+        assert_eq!(
+            raw.op,
+            Op::Recv {
+                fds: Some(vec![8, 9]),
+                cloexec: true
+            }
+        );
+        // SCM_CREDENTIALS (type 2) installs nothing.
+        assert_eq!(
+            dec("1 recvmsg(7, {msg_control=[{cmsg_len=28, cmsg_level=SOL_SOCKET, cmsg_type=SCM_CREDENTIALS, cmsg_data={pid=1, uid=0, gid=0}}], msg_flags=0}, 0) = 1").op,
+            Op::Plain
+        );
         let peer = dec("1 ioctl(5, TIOCGPTPEER, 0x80102) = 7");
         assert_eq!(
             peer.op,

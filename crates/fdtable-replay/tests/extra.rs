@@ -3,7 +3,8 @@
 //! (script, tmux, Python's pty), namespace and KVM ioctls, O_PATH descriptors, every
 //! table errno of the edge-case probe under RLIMIT_NOFILE 10, Go's os/exec with
 //! CLONE_PIDFD|CLONE_VFORK beside goroutines, a Java thread pool, Node's libuv pool and
-//! child processes, asyncio subprocesses. Each must replay with zero mismatches and nothing
+//! child processes, asyncio subprocesses; the forkserver's SCM_RIGHTS traffic recorded with
+//! `-X raw` and `-X verbose` (every constant a number). Each must replay with zero mismatches and nothing
 //! unsupported.
 
 use fdtable_replay::meta;
@@ -22,6 +23,8 @@ const LOGS: &[(&str, u64, u64)] = &[
     ("node-misc", 250, 0),
     ("probe-edges", 6000, 1),
     ("python-asyncio-subprocess", 2000, 0),
+    ("python-forkserver-xraw", 900, 0),
+    ("python-forkserver-xverbose", 900, 0),
     ("python-misc", 2000, 0),
     ("script-pty", 80, 0),
     ("tmux", 300, 0),
