@@ -83,7 +83,7 @@ pub const UNFINISHED: &str = " <unfinished ...>";
 pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
     let line = line.trim_end_matches(['\n', '\r']);
     let (tid, rest) = prefix(line)?;
-    let rest = skip_timestamp(rest);
+    let rest = skip_brackets(skip_timestamp(rest));
     Ok(Line {
         tid,
         body: body(rest)?,
@@ -122,6 +122,25 @@ fn skip_timestamp(s: &str) -> &str {
     } else {
         s
     }
+}
+
+/// Skips `-i`'s instruction pointer (`[00007f4a6d2d2c47] `, `[????????????????] `) and `-n`'s
+/// syscall number (`[  59] `), in any order.
+fn skip_brackets(mut s: &str) -> &str {
+    for _ in 0..2 {
+        let Some(r) = s.strip_prefix('[') else {
+            break;
+        };
+        let Some(close) = r.find(']') else {
+            break;
+        };
+        let inner = r[..close].trim();
+        if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_hexdigit() || b == b'?') {
+            break;
+        }
+        s = r[close + 1..].trim_start_matches(' ');
+    }
+    s
 }
 
 /// Removes a trailing `-T` duration ` <0.000123>`.
@@ -243,6 +262,30 @@ mod tests {
         assert!(matches!(l.body, Body::Complete { name: "close", .. }));
         let l = parse_line("close(3)                          = 0").unwrap();
         assert!(matches!(l.body, Body::Complete { ret: "0", .. }));
+        // -i (instruction pointer) and -n (syscall number), alone or together.
+        for line in [
+            "6904  [00007f4a6d2d2c47] close(3) = 0",
+            "7132  [   3] close(3) = 0",
+            "6904  12:34:56 [00007f4a6d2d2c47] [   3] close(3) = 0",
+            "[00007f4a6d2d2c47] close(3) = 0",
+        ] {
+            let l = parse_line(line).unwrap();
+            assert!(
+                matches!(
+                    l.body,
+                    Body::Complete {
+                        name: "close",
+                        ret: "0",
+                        ..
+                    }
+                ),
+                "{line}"
+            );
+        }
+        let l = parse_line("6912  [????????????????] +++ exited with 0 +++").unwrap();
+        assert_eq!(l.tid, Some(6912));
+        assert!(!matches!(l.body, Body::Complete { .. }));
+        assert!(parse_line("6904  [pid 3] close(3) = 0").is_err());
     }
 
     #[test]
