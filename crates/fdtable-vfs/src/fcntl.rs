@@ -24,6 +24,7 @@ fn setfl(file: &File, arg: u32) -> Result<(), Errno> {
     {
         return Err(Errno::EINVAL);
     }
+    file.ops().check_flags(file, arg)?;
     let mut mask = SETFL_MASK;
     if (arg ^ file.flags()) & O_ASYNC != 0
         && let Some(r) = file.ops().fasync(file, arg & O_ASYNC != 0)

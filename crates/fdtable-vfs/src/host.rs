@@ -24,17 +24,24 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// - Pipes, sockets, character devices and anonymous files (eventfd...) are streams:
 ///   `read(2)`/`write(2)` on the host descriptor, whose own position (if any) is the truth;
 ///   `lseek` on a character device or an anonymous file is forwarded.
-/// - The layer's `O_APPEND` and `O_NONBLOCK` (`F_SETFL`, `FIONBIO`) are copied to the host
-///   descriptor before the next read or write.
+/// - The layer's `O_APPEND`, `O_NONBLOCK`, `O_DIRECT` and `O_NOATIME` (`F_SETFL`, `FIONBIO`)
+///   are copied to the host descriptor before the next read or write; `O_DIRECT` is accepted
+///   on regular files and block devices, and the host's file system then decides.
+/// - A positional file's position starts at the host descriptor's offset when it is wrapped.
+/// - Every close of a guest fd flushes on the host (`close(dup(fd))`), so close-time errors
+///   reach the guest.
 /// - ioctl: `FIONREAD` is forwarded for streams (regular files are answered by the layer);
 ///   other commands are "not mine" (`ENOTTY`), because their arguments would be guest
 ///   addresses the host cannot interpret.
 pub struct HostFile {
     fd: OwnedFd,
     kind: u32,
-    /// The `O_APPEND | O_NONBLOCK` bits last set on the host descriptor.
+    /// The [`SYNCED`] bits last set on the host descriptor.
     host_flags: AtomicU32,
 }
+
+/// The status flags `F_SETFL` can change that the host descriptor must carry too.
+const SYNCED: u32 = O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME;
 
 /// Turns a libc return value into a result, reading `errno` on -1.
 fn cvt(r: isize) -> Result<usize, Errno> {
@@ -58,11 +65,20 @@ impl HostFile {
         let host = HostFile {
             fd,
             kind: 0,
-            host_flags: AtomicU32::new(fl as u32 & (O_APPEND | O_NONBLOCK)),
+            host_flags: AtomicU32::new(fl as u32 & SYNCED),
         };
         let kind = host.stat()?.mode & S_IFMT;
         let host = HostFile { kind, ..host };
-        Ok(File::new(fl as u32, Arc::new(host)))
+        // The layer keeps the position of a positional file; it starts where the host's is
+        // (an inherited, already-read stdin, a file seeked before it was handed over).
+        let start = if host.positional() {
+            host.host_lseek(0, SEEK_CUR).unwrap_or(0)
+        } else {
+            0
+        };
+        let file = File::new(fl as u32, Arc::new(host));
+        file.set_pos_unlocked(start);
+        Ok(file)
     }
 
     fn raw(&self) -> i32 {
@@ -92,20 +108,25 @@ impl HostFile {
         })
     }
 
-    /// Copies the layer's `O_APPEND | O_NONBLOCK` to the host descriptor if they changed.
+    /// Copies the layer's [`SYNCED`] flags to the host descriptor if they changed.
     fn sync_flags(&self, file: &File) -> Result<(), Errno> {
-        let want = file.flags() & (O_APPEND | O_NONBLOCK);
+        let want = file.flags() & SYNCED;
         // ORDERING: Relaxed; a cache of the host's own state, which the host kernel orders.
         // Two racing updates both call F_SETFL; the last one wins on the host and here.
         if self.host_flags.load(Ordering::Relaxed) == want {
             return Ok(());
         }
+        self.set_host_flags(want)
+    }
+
+    /// Sets the [`SYNCED`] flags of the host descriptor to `want`.
+    fn set_host_flags(&self, want: u32) -> Result<(), Errno> {
         // SAFETY: F_GETFL/F_SETFL on our open descriptor; no pointers.
         let cur = unsafe { libc::fcntl(self.raw(), libc::F_GETFL) };
         if cur < 0 {
             return Err(Errno::last_os_error());
         }
-        let new = (cur as u32 & !(O_APPEND | O_NONBLOCK)) | want;
+        let new = (cur as u32 & !SYNCED) | want;
         // SAFETY: as above.
         if unsafe { libc::fcntl(self.raw(), libc::F_SETFL, new as i32) } < 0 {
             return Err(Errno::last_os_error());
@@ -132,14 +153,48 @@ impl FileOperations for HostFile {
         let splice = FMODE_CAN_SPLICE_READ;
         let pos = FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE;
         match self.kind {
-            S_IFREG | S_IFDIR => rw | splice | pos | FMODE_ATOMIC_POS,
-            S_IFBLK => rw | splice | pos,
+            // Direct I/O: what the host's file system supports; F_SETFL asks it (see `setfl`).
+            S_IFREG => rw | splice | pos | FMODE_ATOMIC_POS | FMODE_CAN_ODIRECT,
+            S_IFDIR => rw | splice | pos | FMODE_ATOMIC_POS,
+            S_IFBLK => rw | splice | pos | FMODE_CAN_ODIRECT,
             S_IFCHR => rw | splice | pos | FMODE_STREAM,
             S_IFSOCK => rw | splice | FMODE_STREAM,
             S_IFIFO => rw | FMODE_STREAM,
             // Anonymous inodes (eventfd, timerfd...): the host decides what lseek means.
             _ => rw | FMODE_STREAM | FMODE_LSEEK,
         }
+    }
+
+    /// `F_SETFL` reaches the host at once, so the host's file system answers it (`EINVAL`
+    /// for `O_DIRECT` where it cannot do direct I/O), as it would for a native fd.
+    fn check_flags(&self, _file: &File, arg: u32) -> Result<(), Errno> {
+        self.set_host_flags(arg & SYNCED)
+    }
+
+    /// Whether the host file has `->fasync` is the host's to say: set `O_ASYNC` on the host
+    /// descriptor and see whether it stays. With no owner set (`F_SETOWN`) the host sends no
+    /// signal, and this layer has none to send.
+    fn fasync(&self, _file: &File, on: bool) -> Option<Result<(), Errno>> {
+        // SAFETY: F_GETFL on our open descriptor; no pointers.
+        let cur = unsafe { libc::fcntl(self.raw(), libc::F_GETFL) };
+        if cur < 0 {
+            return Some(Err(Errno::last_os_error()));
+        }
+        let want = (cur as u32 & !O_ASYNC) | if on { O_ASYNC } else { 0 };
+        // SAFETY: F_SETFL on our open descriptor; no pointers.
+        if unsafe { libc::fcntl(self.raw(), libc::F_SETFL, want as i32) } < 0 {
+            return Some(Err(Errno::last_os_error()));
+        }
+        // SAFETY: as above.
+        let now = unsafe { libc::fcntl(self.raw(), libc::F_GETFL) };
+        if now < 0 {
+            return Some(Err(Errno::last_os_error()));
+        }
+        if (now as u32 & O_ASYNC != 0) != on {
+            // The host ignored O_ASYNC: the file has no fasync.
+            return None;
+        }
+        Some(Ok(()))
     }
 
     fn getattr(&self) -> Kstat {
@@ -218,6 +273,21 @@ impl FileOperations for HostFile {
         Ok(0)
     }
 
+    /// Every close of a guest fd is a close on the host too (`close(dup(fd))`), so a file
+    /// system that reports write-back errors at close (NFS, FUSE) reports them to the guest.
+    fn flush(&self, _file: &File) -> Result<(), Errno> {
+        // SAFETY: dup of our open descriptor; no pointers.
+        let d = unsafe { libc::dup(self.raw()) };
+        if d < 0 {
+            return Err(Errno::last_os_error());
+        }
+        // SAFETY: `d` is the descriptor dup just made; nothing else owns it.
+        if unsafe { libc::close(d) } < 0 {
+            return Err(Errno::last_os_error());
+        }
+        Ok(())
+    }
+
     fn poll(&self, _file: &File) -> u16 {
         let mut p = libc::pollfd {
             fd: self.raw(),
@@ -291,6 +361,48 @@ mod tests {
         assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
         // SAFETY: pipe2 returned two fresh descriptors that nothing else owns.
         unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+    }
+
+    /// A wrapped regular file starts at the host descriptor's offset; every close flushes on
+    /// the host; `O_DIRECT` is the host file system's decision.
+    #[test]
+    fn host_file_position_flush_and_flags() {
+        let path = std::env::temp_dir().join(format!("fdtable-host-{}", std::process::id()));
+        std::fs::write(&path, b"0123456789").unwrap();
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let fd = OwnedFd::from(f);
+        // SAFETY: lseek on an open descriptor; no pointers.
+        assert_eq!(unsafe { libc::lseek(fd.as_raw_fd(), 4, libc::SEEK_SET) }, 4);
+        let file = HostFile::wrap(fd).unwrap();
+        assert_eq!(file.pos(), 4);
+        let mut buf = [0u8; 3];
+        let mut pos = file.pos();
+        assert_eq!(file.ops().read(&file, &mut buf, Some(&mut pos)), Ok(3));
+        assert_eq!(&buf, b"456");
+        assert_eq!(file.ops().flush(&file), Ok(()));
+        assert_eq!(file.ops().check_flags(&file, O_NOATIME | O_APPEND), Ok(()));
+        let host = file.ops_as::<HostFile>().unwrap();
+        // SAFETY: F_GETFL on an open descriptor; no pointers.
+        let fl = unsafe { libc::fcntl(host.raw(), libc::F_GETFL) } as u32;
+        assert_eq!(fl & (O_NOATIME | O_APPEND), O_NOATIME | O_APPEND);
+        // Direct I/O: whatever the host says for this file system, the layer says too.
+        let host_says = {
+            // SAFETY: F_SETFL on an open descriptor; no pointers.
+            let r = unsafe { libc::fcntl(host.raw(), libc::F_SETFL, libc::O_DIRECT) };
+            // SAFETY: as above.
+            unsafe { libc::fcntl(host.raw(), libc::F_SETFL, 0) };
+            if r < 0 {
+                Err(Errno::last_os_error())
+            } else {
+                Ok(())
+            }
+        };
+        assert_eq!(file.ops().check_flags(&file, O_DIRECT), host_says);
     }
 
     #[test]

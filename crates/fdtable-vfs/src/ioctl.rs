@@ -43,9 +43,9 @@ impl Task {
         mem: &mut dyn UserMemory,
     ) -> Result<i64, Errno> {
         let f = self.fdget(fd)?;
-        match self.do_vfs_ioctl(&f, fd, cmd, arg, mem) {
-            Err(e) if e == ENOIOCTLCMD => vfs_ioctl(&f, cmd, arg, mem),
-            r => r,
+        match self.fd_ioctl(fd, cmd) {
+            Some(r) => r,
+            None => file_ioctl(&f, cmd, arg, mem),
         }
     }
 
@@ -60,7 +60,10 @@ impl Task {
         mem: &mut dyn UserMemory,
     ) -> Result<i64, Errno> {
         let f = self.fdget(fd)?;
-        match self.do_vfs_ioctl(&f, fd, cmd, arg as usize, mem) {
+        if let Some(r) = self.fd_ioctl(fd, cmd) {
+            return r;
+        }
+        match do_file_ioctl(&f, cmd, arg as usize, mem) {
             Err(e) if e == ENOIOCTLCMD => match f.ops().compat_ioctl(&f, cmd, arg, mem) {
                 Err(e) if e == ENOIOCTLCMD => Err(Errno::ENOTTY),
                 r => r,
@@ -69,69 +72,93 @@ impl Task {
         }
     }
 
-    /// `do_vfs_ioctl`: `ENOIOCTLCMD` for a command that is not generic.
-    fn do_vfs_ioctl(
-        &self,
-        file: &File,
-        fd: i32,
-        cmd: u32,
-        arg: usize,
-        mem: &mut dyn UserMemory,
-    ) -> Result<i64, Errno> {
-        let ty = file.file_type();
+    /// The generic commands that act on the descriptor rather than the file.
+    #[inline]
+    fn fd_ioctl(&self, fd: i32, cmd: u32) -> Option<Result<i64, Errno>> {
         match cmd {
             FIOCLEX | FIONCLEX => {
                 // set_close_on_exec cannot fail in the kernel; a racing close of `fd` by a
                 // sibling thread is not an error here either.
                 let _ = self.files.set_close_on_exec(fd as u32, cmd == FIOCLEX);
-                Ok(0)
+                Some(Ok(0))
             }
-            FIONBIO => {
-                let on = get_user_i32(mem, arg)?;
-                file.update_flags(O_NONBLOCK, if on != 0 { O_NONBLOCK } else { 0 });
-                Ok(0)
-            }
-            FIOASYNC => {
-                let on = get_user_i32(mem, arg)? != 0;
-                let flag = if on { O_ASYNC } else { 0 };
-                if (flag ^ file.flags()) & O_ASYNC != 0 {
-                    match file.ops().fasync(file, on) {
-                        None => return Err(Errno::ENOTTY),
-                        Some(Err(e)) => return Err(e),
-                        Some(Ok(())) => file.update_flags(O_ASYNC, flag),
-                    }
-                }
-                Ok(0)
-            }
-            FIOQSIZE => {
-                if matches!(ty, S_IFDIR | S_IFREG | S_IFLNK) {
-                    let bytes = file.ops().getattr().blocks.saturating_mul(512);
-                    put_user_i64(mem, arg, bytes as i64)?;
-                    return Ok(0);
-                }
-                Err(Errno::ENOTTY)
-            }
-            FIGETBSZ => {
-                let bs = file.ops().getattr().blksize;
-                if bs == 0 {
-                    return Err(Errno::EINVAL);
-                }
-                put_user_i32(mem, arg, bs as i32)?;
-                Ok(0)
-            }
-            FIONREAD => {
-                if ty != S_IFREG {
-                    return vfs_ioctl(file, cmd, arg, mem);
-                }
-                let left = file.ops().getattr().size.wrapping_sub(file.pos());
-                // put_user into an `int`: the kernel truncates too.
-                put_user_i32(mem, arg, left as i32)?;
-                Ok(0)
-            }
-            // file_ioctl: FIBMAP needs CAP_SYS_RAWIO, which a guest does not have.
-            FIBMAP if ty == S_IFREG => Err(Errno::EPERM),
-            _ => Err(ENOIOCTLCMD),
+            _ => None,
         }
+    }
+}
+
+/// `ioctl` on an open file already looked up: the generic commands that act on the file
+/// (`FIONBIO`, `FIOASYNC`, `FIOQSIZE`, `FIGETBSZ`, `FIONREAD` on regular files, `FIBMAP`),
+/// else the file's `unlocked_ioctl` (`ENOTTY` if it has none or says "not mine"). What
+/// [`Task::ioctl`] runs after `fdget`, for callers that keep their own descriptor table.
+#[inline]
+pub fn file_ioctl(
+    file: &File,
+    cmd: u32,
+    arg: usize,
+    mem: &mut dyn UserMemory,
+) -> Result<i64, Errno> {
+    match do_file_ioctl(file, cmd, arg, mem) {
+        Err(e) if e == ENOIOCTLCMD => vfs_ioctl(file, cmd, arg, mem),
+        r => r,
+    }
+}
+
+/// `do_vfs_ioctl` without the descriptor commands: `ENOIOCTLCMD` for a command that is not
+/// generic.
+fn do_file_ioctl(
+    file: &File,
+    cmd: u32,
+    arg: usize,
+    mem: &mut dyn UserMemory,
+) -> Result<i64, Errno> {
+    let ty = file.file_type();
+    match cmd {
+        FIONBIO => {
+            let on = get_user_i32(mem, arg)?;
+            file.update_flags(O_NONBLOCK, if on != 0 { O_NONBLOCK } else { 0 });
+            Ok(0)
+        }
+        FIOASYNC => {
+            let on = get_user_i32(mem, arg)? != 0;
+            let flag = if on { O_ASYNC } else { 0 };
+            if (flag ^ file.flags()) & O_ASYNC != 0 {
+                match file.ops().fasync(file, on) {
+                    None => return Err(Errno::ENOTTY),
+                    Some(Err(e)) => return Err(e),
+                    Some(Ok(())) => file.update_flags(O_ASYNC, flag),
+                }
+            }
+            Ok(0)
+        }
+        FIOQSIZE => {
+            if matches!(ty, S_IFDIR | S_IFREG | S_IFLNK) {
+                let bytes = file.ops().getattr().blocks.saturating_mul(512);
+                put_user_i64(mem, arg, bytes as i64)?;
+                return Ok(0);
+            }
+            Err(Errno::ENOTTY)
+        }
+        FIGETBSZ => {
+            let bs = file.ops().getattr().blksize;
+            if bs == 0 {
+                return Err(Errno::EINVAL);
+            }
+            put_user_i32(mem, arg, bs as i32)?;
+            Ok(0)
+        }
+        FIONREAD => {
+            if ty != S_IFREG {
+                return vfs_ioctl(file, cmd, arg, mem);
+            }
+            let left = file.ops().getattr().size.wrapping_sub(file.pos());
+            // put_user into an `int`: the kernel truncates too.
+            put_user_i32(mem, arg, left as i32)?;
+            Ok(0)
+        }
+        // file_ioctl: FIBMAP needs CAP_SYS_RAWIO, which a guest does not have.
+        FIBMAP if ty == S_IFREG => Err(Errno::EPERM),
+        _ => Err(ENOIOCTLCMD),
     }
 }
 

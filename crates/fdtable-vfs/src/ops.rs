@@ -190,6 +190,14 @@ pub trait FileOperations: Any + Send + Sync {
         DEFAULT_POLLMASK
     }
 
+    /// `->check_flags`: may refuse the status flags `F_SETFL` is about to set (`arg`, before
+    /// the layer masks it); its error is `F_SETFL`'s. Runs after the layer's own `O_DIRECT`
+    /// check, as in `setfl`.
+    fn check_flags(&self, file: &File, arg: u32) -> Result<(), Errno> {
+        let _ = (file, arg);
+        Ok(())
+    }
+
     /// `->fasync`: `None` if the file has none (then `FIOASYNC` fails with `ENOTTY` and
     /// `F_SETFL` leaves `O_ASYNC` alone); otherwise whether turning async notification `on`
     /// (or off) succeeded — the layer then updates `O_ASYNC` in the file's flags. This layer

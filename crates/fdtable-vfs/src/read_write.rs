@@ -291,7 +291,9 @@ impl Task {
         if input.f_mode() & FMODE_CAN_SPLICE_READ == 0 || input.f_mode() & FMODE_CAN_READ == 0 {
             return Err(Errno::EINVAL);
         }
-        if output.flags() & O_APPEND != 0 {
+        // do_splice_direct's check: a pipe output takes the splice_file_to_pipe path, which
+        // does not look at O_APPEND.
+        if output.flags() & O_APPEND != 0 && output.file_type() != S_IFIFO {
             return Err(Errno::EINVAL);
         }
         if output.f_mode() & FMODE_CAN_WRITE == 0 {

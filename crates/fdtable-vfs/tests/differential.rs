@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{BAD_FD, ChildOp, Log, Sys, diff, diff_forking, diff_host};
+use common::{BAD_FD, ChildOp, Log, Sys, diff, diff_forking, diff_host, diff_host_forking};
 use fdtable_vfs::uapi::*;
 
 const O_RW_CREAT: i32 = (O_CREAT | O_RDWR) as i32;
@@ -357,7 +357,7 @@ fn positions_are_shared_after_dup_and_fork_vs_kernel() {
 
 #[test]
 fn positions_are_shared_after_dup_and_fork_host_adapter_vs_kernel() {
-    diff_host(
+    diff_host_forking(
         "shared pos (host fds)",
         positions_are_shared_after_dup_and_fork,
     );
@@ -487,6 +487,13 @@ fn f_getfl_after_open_and_setfl_masking(s: &mut dyn Sys, log: &mut Log, _tmpfs: 
 #[test]
 fn f_getfl_after_open_and_setfl_masking_vs_kernel() {
     diff("F_SETFL", f_getfl_after_open_and_setfl_masking);
+}
+
+/// The host adapter: `F_SETFL` reaches the host descriptor at once (`O_DIRECT` answered by the
+/// host's file system, `O_NOATIME` carried over).
+#[test]
+fn f_getfl_after_open_and_setfl_masking_host_adapter_vs_kernel() {
+    diff_host("F_SETFL (host fds)", f_getfl_after_open_and_setfl_masking);
 }
 
 fn pipe_eof_epipe_eagain_and_capacity(s: &mut dyn Sys, log: &mut Log, _tmpfs: bool) {
@@ -787,6 +794,13 @@ fn sendfile_rules(s: &mut dyn Sys, log: &mut Log, _tmpfs: bool) {
     log.val("from write-only", s.sendfile(dst, wo, Some(0), 10));
     let app = log.fd("append", s.open("dst", o(O_WRONLY | O_APPEND), 0));
     log.val("to O_APPEND", s.sendfile(app, src, Some(0), 10));
+    // A pipe output takes splice_file_to_pipe: O_APPEND is not refused there.
+    log.val(
+        "pipe w append",
+        s.fcntl(w, F_SETFL, (O_APPEND | O_NONBLOCK) as i64),
+    );
+    log.val("to O_APPEND pipe", s.sendfile(w, src, Some(0), 10));
+    log.val("drain", s.read(r, 200));
     let [a, b] = log.fds(
         "socketpair",
         s.socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0),

@@ -9,6 +9,8 @@
 //!   every lookup takes the lock and a reference, allocation by a one-level linear bitmap scan.
 //! - [`locked`]: `Mutex` / `RwLock` around `Vec<Option<Arc<BenchFile>>>`, lowest-free by a
 //!   linear scan of the slots (what most runtimes do).
+//! - [`locked_files`]: the same two locks in front of the syscall layer's open files (dd,
+//!   ioctl, chat).
 //! - [`floor`]: a plain `Vec` index with no synchronisation (lookups only).
 //! - [`kernel`]: the same loops through real syscalls.
 //! - [`gvisor`]: gVisor's sentry `FDTable`, through the Go harness in bench/gvisor.
@@ -19,6 +21,7 @@ pub mod floor;
 pub mod gvisor;
 pub mod kernel;
 pub mod locked;
+pub mod locked_files;
 
 /// The open file every table stores. Aligned to a cache line so that two files (and their
 /// reference counts, for `Arc`) never share one.

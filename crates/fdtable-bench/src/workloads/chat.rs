@@ -7,14 +7,17 @@
 //!
 //! - `fdtable`: [`ChatPair`] through `Task::write` / `Task::read` (lock-free `fget` on the
 //!   shared table).
-//! - `rwlock`: the same sockets and the same `vfs_read` / `vfs_write`, but every lookup goes
-//!   through an `RwLock<Vec<Option<FileRef<File>>>>` (read lock, reference, unlock) — the
-//!   2.4.2 `files_struct` the RCU patch replaced.
+//! - `before`: the same sockets and the same `vfs_read` / `vfs_write`, but every lookup goes
+//!   through the 2.4.2 `files_struct` the RCU patch replaced (read lock, reference, unlock).
+//! - `mutex`, `rwlock`: the same through a `Mutex` / `RwLock` around
+//!   `Vec<Option<FileRef<File>>>` (what most runtimes do).
 //! - `kernel`: real `socketpair(AF_UNIX, SOCK_STREAM)` and `write(2)` / `read(2)`.
 
 use super::no_finish;
 use crate::framework::{self, Measurement, Opts, Worker};
+use crate::impls::before::BeforeFiles;
 use crate::impls::kernel;
+use crate::impls::locked_files::{LockedFiles, MutexFiles, RwLockFiles};
 use crate::output::Key;
 use crate::suite::{Case, Workload};
 use fdtable::{Errno, FileRef};
@@ -22,7 +25,7 @@ use fdtable_vfs::read_write::{vfs_read, vfs_write};
 use fdtable_vfs::workloads::{ChatPair, bench_task};
 use fdtable_vfs::{File, Task};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// `chat`.
 pub const CHAT: Workload = Workload {
@@ -58,31 +61,19 @@ fn fdtable_run(opts: &Opts, pairs: usize) -> Result<Measurement, String> {
     Ok(m)
 }
 
-/// The 2.4.2 table: an rwlock around the slots; a lookup is read lock + reference + unlock.
-type RwTable = RwLock<Vec<Option<FileRef<File>>>>;
-
-#[inline(always)]
-fn fget(t: &RwTable, fd: i32) -> Result<FileRef<File>, Errno> {
-    t.read()
-        .unwrap()
-        .get(fd as usize)
-        .and_then(Clone::clone)
-        .ok_or(Errno::EBADF)
-}
-
-fn rw_write_all(t: &RwTable, fd: i32, buf: &[u8]) -> Result<(), Errno> {
+fn locked_write_all<L: LockedFiles>(t: &L, fd: i32, buf: &[u8]) -> Result<(), Errno> {
     let mut put = 0;
     while put < buf.len() {
-        let f = fget(t, fd)?;
+        let f = t.fget(fd).ok_or(Errno::EBADF)?;
         put += vfs_write(&f, &buf[put..], None)?;
     }
     Ok(())
 }
 
-fn rw_read_full(t: &RwTable, fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
+fn locked_read_full<L: LockedFiles>(t: &L, fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
     let mut got = 0;
     while got < buf.len() {
-        let f = fget(t, fd)?;
+        let f = t.fget(fd).ok_or(Errno::EBADF)?;
         match vfs_read(&f, &mut buf[got..], None)? {
             0 => break,
             n => got += n,
@@ -91,36 +82,34 @@ fn rw_read_full(t: &RwTable, fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
     Ok(got)
 }
 
-fn rwlock_run(opts: &Opts, pairs: usize) -> Result<Measurement, String> {
+/// `before`, `mutex`, `rwlock`: the same sockets and `vfs_read` / `vfs_write`, every lookup
+/// through one lock-protected table shared by all the threads.
+fn locked_run<L: LockedFiles>(opts: &Opts, pairs: usize) -> Result<Measurement, String> {
     let task: Task = bench_task();
-    let table: Arc<RwTable> = Arc::default();
+    let table: Arc<L> = Arc::default();
     let mut workers: Vec<Worker<'static>> = Vec::new();
     for _ in 0..pairs {
         let c = ChatPair::new(&task).map_err(|e| format!("socketpair: {e:?}"))?;
-        {
-            let mut slots = table.write().unwrap();
-            for fd in [c.client_fd, c.echo_fd] {
-                let f = task.files().fget(fd as u32).ok_or("socket fd vanished")?;
-                if slots.len() <= fd as usize {
-                    slots.resize(fd as usize + 1, None);
-                }
-                slots[fd as usize] = Some(f);
-            }
+        let mut fds = [0; 2];
+        for (i, fd) in [c.client_fd, c.echo_fd].into_iter().enumerate() {
+            let f = task.files().fget(fd as u32).ok_or("socket fd vanished")?;
+            fds[i] = table.install(f);
         }
+        let [client_fd, echo_fd] = fds;
         let t = table.clone();
         workers.push(Box::new(move |n| {
             let (out, mut back) = ([0x5Au8; MSG], [0u8; MSG]);
             for _ in 0..n {
-                rw_write_all(&t, c.client_fd, &out).expect("client write");
-                assert_eq!(rw_read_full(&t, c.client_fd, &mut back), Ok(MSG));
+                locked_write_all(&*t, client_fd, &out).expect("client write");
+                assert_eq!(locked_read_full(&*t, client_fd, &mut back), Ok(MSG));
             }
         }));
         let t = table.clone();
         workers.push(Box::new(move |n| {
             let mut buf = [0u8; MSG];
             for _ in 0..n {
-                assert_eq!(rw_read_full(&t, c.echo_fd, &mut buf), Ok(MSG));
-                rw_write_all(&t, c.echo_fd, &buf).expect("echo write");
+                assert_eq!(locked_read_full(&*t, echo_fd, &mut buf), Ok(MSG));
+                locked_write_all(&*t, echo_fd, &buf).expect("echo write");
             }
         }));
     }
@@ -194,7 +183,15 @@ fn cases() -> Vec<Case> {
     for pairs in PAIRS {
         v.extend([
             Case::measure(key(pairs), "fdtable", move |opts| fdtable_run(opts, pairs)),
-            Case::measure(key(pairs), "rwlock", move |opts| rwlock_run(opts, pairs)),
+            Case::measure(key(pairs), "before", move |opts| {
+                locked_run::<BeforeFiles<FileRef<File>>>(opts, pairs)
+            }),
+            Case::measure(key(pairs), "mutex", move |opts| {
+                locked_run::<MutexFiles>(opts, pairs)
+            }),
+            Case::measure(key(pairs), "rwlock", move |opts| {
+                locked_run::<RwLockFiles>(opts, pairs)
+            }),
             Case::measure(key(pairs), "kernel", move |opts| kernel_run(opts, pairs)),
         ]);
     }

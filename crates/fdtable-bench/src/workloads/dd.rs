@@ -9,15 +9,18 @@
 //! - `before`: the pre-2003 lookup: every pair looks both fds up in a [`BeforeFiles`] (read
 //!   lock + reference), then calls the same `vfs_read` / `vfs_write`. Like 2.5.66 it has no
 //!   `f_pos` lock.
+//! - `mutex`, `rwlock`: the same loop with the lookups through a `Mutex` / `RwLock` around
+//!   `Vec<Option<FileRef<File>>>` (what most runtimes do).
 //! - `floor`: the same `vfs_read` / `vfs_write` on the two file objects, held directly: no
 //!   descriptor lookup at all. The gap between a row and the floor is the descriptor layer's
-//!   share, noted on the fdtable and before rows.
+//!   share, noted on the fdtable, before, mutex and rwlock rows.
 //! - `kernel`: `read(2)` from /dev/zero and `write(2)` to a memfd (the kernel's in-memory
 //!   file); unshared in a forked single-threaded child, shared on a thread of this process.
 
 use crate::framework::{self, Measurement, Opts, Worker};
 use crate::impls::before::BeforeFiles;
 use crate::impls::kernel;
+use crate::impls::locked_files::{LockedFiles, MutexFiles, RwLockFiles};
 use crate::output::{Key, Row};
 use crate::suite::{Case, Workload};
 use fdtable::{Errno, FileRef};
@@ -115,33 +118,30 @@ fn files(task: &Task, dd: &Dd) -> Result<(FileRef<File>, FileRef<File>), String>
     Ok((get(dd.zero)?, get(dd.out)?))
 }
 
-fn before_case(shared: bool) -> Case {
-    Case::measure_noted(
-        key(shared),
-        "before",
-        Some("lock + ref per lookup"),
-        move |opts| {
-            let (task, sibling, dd) = setup(shared)?;
-            let (zero, out) = files(&task, &dd)?;
-            let table: BeforeFiles<FileRef<File>> = BeforeFiles::default();
-            let (z, o) = (table.install(zero), table.install(out));
-            let m = one_worker(
-                opts,
-                Box::new(move |n| {
-                    for _ in 0..n {
-                        let mut b = [0u8; 1];
-                        let zero = table.fget(black_box(z)).expect("zero");
-                        with_pos(&zero, 1, |f, pos| vfs_read(f, &mut b, pos)).expect("read");
-                        drop(zero);
-                        let out = table.fget(black_box(o)).expect("out");
-                        with_pos(&out, 1, |f, pos| vfs_write(f, &b, pos)).expect("write");
-                    }
-                }),
-            );
-            drop((sibling, task));
-            Ok(m)
-        },
-    )
+/// `before`, `mutex`, `rwlock`: both fds looked up through a lock-protected table (lock,
+/// reference, unlock) on every pair, then the same `vfs_read` / `vfs_write`.
+fn locked_case<L: LockedFiles>(shared: bool, note: &'static str) -> Case {
+    Case::measure_noted(key(shared), L::NAME, Some(note), move |opts| {
+        let (task, sibling, dd) = setup(shared)?;
+        let (zero, out) = files(&task, &dd)?;
+        let table = L::default();
+        let (z, o) = (table.install(zero), table.install(out));
+        let m = one_worker(
+            opts,
+            Box::new(move |n| {
+                for _ in 0..n {
+                    let mut b = [0u8; 1];
+                    let zero = table.fget(black_box(z)).expect("zero");
+                    with_pos(&zero, 1, |f, pos| vfs_read(f, &mut b, pos)).expect("read");
+                    drop(zero);
+                    let out = table.fget(black_box(o)).expect("out");
+                    with_pos(&out, 1, |f, pos| vfs_write(f, &b, pos)).expect("write");
+                }
+            }),
+        );
+        drop((sibling, task));
+        Ok(m)
+    })
 }
 
 fn floor_case(shared: bool) -> Case {
@@ -222,7 +222,9 @@ fn cases() -> Vec<Case> {
     for shared in [false, true] {
         v.extend([
             fdtable_case(shared),
-            before_case(shared),
+            locked_case::<BeforeFiles<FileRef<File>>>(shared, "lock + ref per lookup"),
+            locked_case::<MutexFiles>(shared, "Mutex<Vec<Option<FileRef>>>"),
+            locked_case::<RwLockFiles>(shared, "RwLock<Vec<Option<FileRef>>>"),
             kernel_case(shared),
             floor_case(shared),
         ]);
@@ -260,7 +262,10 @@ fn finish(rows: &mut [Row]) {
         .cloned()
         .collect();
     for r in rows.iter_mut() {
-        if r.impl_name != "fdtable" && r.impl_name != "before" {
+        if !matches!(
+            r.impl_name.as_str(),
+            "fdtable" | "before" | "mutex" | "rwlock"
+        ) {
             continue;
         }
         if let Some(f) = floors.iter().find(|f| f.same_case(r))

@@ -6,6 +6,9 @@
 //!   (`/dev/testdev`, `TESTDEV_IOC_GET`: copy this open file's value to guest memory).
 //! - `before`: the same call inside one global lock ([`Bkl`], the Big Kernel Lock that
 //!   `sys_ioctl` took before 2004).
+//! - `mutex`, `rwlock`: the descriptor looked up through a `Mutex` / `RwLock` around
+//!   `Vec<Option<FileRef<File>>>` (lock, reference, unlock), then the same generic switch and
+//!   `unlocked_ioctl` ([`file_ioctl`]).
 //! - `floor`: the file's `unlocked_ioctl` called directly on the file object (no lookup, no
 //!   dispatch): the scaling the machine itself allows for the same work.
 //! - `kernel`: generic: `ioctl(FIONREAD)` on a pipe; driver: `ioctl(TCGETS)` on a pty master
@@ -14,9 +17,11 @@
 use super::no_finish;
 use crate::framework::{self, Measurement, Opts, Worker};
 use crate::impls::kernel;
+use crate::impls::locked_files::{LockedFiles, MutexFiles, RwLockFiles};
 use crate::output::Key;
 use crate::suite::{Case, Workload};
 use fdtable_vfs::devices::TESTDEV_IOC_GET;
+use fdtable_vfs::ioctl::file_ioctl;
 use fdtable_vfs::uapi::{FIONREAD, O_RDWR};
 use fdtable_vfs::workloads::{Bkl, bench_task};
 use fdtable_vfs::{LinearMemory, Task};
@@ -133,6 +138,35 @@ fn layer_case(kind: Kind, threads: usize, via: Via) -> Case {
     })
 }
 
+/// `mutex`, `rwlock`: each thread's file installed in one lock-protected table shared by the
+/// threads; every ioctl looks its fd up there, then runs the same dispatch as `Task::ioctl`.
+fn locked_case<L: LockedFiles>(kind: Kind, threads: usize) -> Case {
+    Case::measure(key(kind, threads), L::NAME, move |opts: &Opts| {
+        let Setup { main, per, cmd } = setup(kind, threads)?;
+        let table = Arc::new(L::default());
+        let workers: Vec<Worker<'static>> = per
+            .into_iter()
+            .map(|(t, fd)| {
+                let file = t.files().fget(fd as u32).expect("the thread's file");
+                let lfd = table.install(file);
+                let table = table.clone();
+                drop(t);
+                Box::new(move |n: u64| {
+                    let mut raw = [0u8; 8];
+                    let mut mem = LinearMemory::new(ARG, &mut raw);
+                    for _ in 0..n {
+                        let f = table.fget(black_box(lfd)).expect("the thread's fd");
+                        black_box(file_ioctl(&f, cmd, ARG, &mut mem).expect("ioctl"));
+                    }
+                }) as Worker<'static>
+            })
+            .collect();
+        let m = framework::measure(opts, workers);
+        drop(main);
+        Ok(m)
+    })
+}
+
 fn kernel_files(kind: Kind, threads: usize) -> Result<Vec<OwnedFd>, String> {
     let mut v = Vec::new();
     for _ in 0..threads {
@@ -206,6 +240,8 @@ fn cases() -> Vec<Case> {
             v.extend([
                 layer_case(kind, threads, Via::Layer),
                 layer_case(kind, threads, Via::Bkl),
+                locked_case::<MutexFiles>(kind, threads),
+                locked_case::<RwLockFiles>(kind, threads),
                 Case::measure_noted(key(kind, threads), "kernel", Some(note), move |opts| {
                     kernel_run(opts, kind, threads)
                 }),

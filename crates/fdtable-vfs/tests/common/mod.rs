@@ -741,6 +741,12 @@ pub fn diff_host(name: &str, scenario: impl Fn(&mut dyn Sys, &mut Log, bool)) {
     run_both(name, scenario, Layer::host());
 }
 
+/// [`diff_host`] for a scenario that forks: runs alone in this test process.
+pub fn diff_host_forking(name: &str, scenario: impl Fn(&mut dyn Sys, &mut Log, bool)) {
+    let _g = FORK_LOCK.write().unwrap_or_else(|p| p.into_inner());
+    run_both(name, scenario, Layer::host());
+}
+
 fn diff_unlocked(name: &str, scenario: impl Fn(&mut dyn Sys, &mut Log, bool)) {
     run_both(name, scenario, Layer::new());
 }
