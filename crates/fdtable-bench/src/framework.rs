@@ -210,14 +210,23 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
                     }
                     loop {
                         start.wait();
+                        // ORDERING: Acquire; pairs with the Release store of `stop` after the last
+                        // sample, which the `start` Barrier (a Mutex) already orders before us.
                         if stop.load(Ordering::Acquire) {
                             break;
                         }
+                        // ORDERING: Acquire; pairs with the Release store of `cmd` in the sampling
+                        // closure, which the `start` Barrier already orders before us.
                         let n = cmd.load(Ordering::Acquire);
                         // Spinning barrier: leave together. Yield now and then, in case
                         // there are more threads than CPUs.
+                        // ORDERING: AcqRel; pairs with the other workers' increments and the
+                        // Acquire loads below. The spin barrier only times the start; it
+                        // publishes nothing.
                         arrived.fetch_add(1, Ordering::AcqRel);
                         let mut spins = 0u32;
+                        // ORDERING: Acquire; pairs with the other workers' AcqRel increments
+                        // (timing only); the reset to 0 is ordered before us by `start`.
                         while arrived.load(Ordering::Acquire) < threads {
                             spins += 1;
                             if spins.is_multiple_of(256) {
@@ -227,9 +236,13 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
                             }
                         }
                         let c0 = thread_cpu_ns();
+                        // ORDERING: Relaxed; the stamps are read by the main thread after
+                        // `end.wait()`, a Barrier (a Mutex) that orders them; pairs with nothing.
                         stamps[tid].t0.store(now(), Ordering::Relaxed);
                         work(n);
+                        // ORDERING: Relaxed; see `t0`.
                         stamps[tid].t1.store(now(), Ordering::Relaxed);
+                        // ORDERING: Relaxed; see `t0`.
                         stamps[tid]
                             .cpu
                             .store(thread_cpu_ns() - c0, Ordering::Relaxed);
@@ -243,10 +256,15 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
         let mut cpu = Vec::new();
         let mut par = Vec::new();
         let iters = sample_with(opts, &mut samples, |n| {
+            // ORDERING: Release both; pair with the workers' Acquire load of `cmd` and their
+            // AcqRel increments of `arrived`, though `start.wait()` already orders them (every
+            // worker left the spin loop before the previous `end.wait()`).
             cmd.store(n, Ordering::Release);
             arrived.store(0, Ordering::Release);
             start.wait();
             end.wait();
+            // ORDERING: Relaxed (all three); the workers' stamp stores are ordered before us by
+            // `end.wait()`, a Barrier (a Mutex); they pair with nothing.
             let t0 = stamps.iter().map(|s| s.t0.load(Ordering::Relaxed)).min();
             let t1 = stamps.iter().map(|s| s.t1.load(Ordering::Relaxed)).max();
             let c: u64 = stamps.iter().map(|s| s.cpu.load(Ordering::Relaxed)).sum();
@@ -255,6 +273,8 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
             par.push(c as f64 / wall as f64);
             Duration::from_nanos(wall)
         });
+        // ORDERING: Release; pairs with the workers' Acquire load of `stop`, which the
+        // `start.wait()` below already orders.
         stop.store(true, Ordering::Release);
         start.wait();
         // The last `samples` runs are the samples; the rest were warm-up.
@@ -328,6 +348,8 @@ mod tests {
             .iter()
             .map(|c| {
                 Box::new(move |n: u64| {
+                    // ORDERING: Relaxed; a test counter, read only after the thread scope in
+                    // `measure` joined every worker, which orders it.
                     c.fetch_add(n, Ordering::Relaxed);
                 }) as Worker<'_>
             })
@@ -337,6 +359,7 @@ mod tests {
         assert_eq!(m.iters, 8);
         for c in &counts {
             // One warm-up run and three samples.
+            // ORDERING: Relaxed; a counter read after `measure` joined its threads.
             assert_eq!(c.load(Ordering::Relaxed), 4 * 8);
         }
     }

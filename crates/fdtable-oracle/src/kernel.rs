@@ -182,10 +182,15 @@ impl Shm {
     }
 
     fn get(&self, i: usize) -> u64 {
+        // ORDERING: Relaxed; every handoff of a word between processes is ordered by
+        // something else: fork/clone or execve (writes before it), wait4/waitid on the
+        // writer's exit, or the Release/Acquire futex words of `KernelSys::request`/`watch`.
         self.at(i).load(Ordering::Relaxed)
     }
 
     fn set(&self, i: usize, v: u64) {
+        // ORDERING: Relaxed; see `get`: the reader is ordered after us by fork/clone or
+        // execve, by wait4/waitid on our exit, or by the futex sequence words.
         self.at(i).store(v, Ordering::Relaxed)
     }
 
@@ -344,6 +349,8 @@ fn exit_raw(code: u64) -> ! {
 
 /// Ends a child with a failure code. In the test process (no child context), panics.
 fn die(code: u64) -> ! {
+    // ORDERING: Relaxed; pairs with nothing: only a child sets it, before its own reads
+    // (program order) and before forking its children; the test process never does.
     if IN_CHILD.load(Ordering::Relaxed) {
         exit_raw(100 + code)
     }
@@ -733,6 +740,8 @@ impl Sys for KernelSys {
 /// Runs `f` (child code) and exits; a panic exits with a failure code instead of unwinding
 /// into the code the child was forked from.
 fn child_entry(f: impl FnOnce() -> u64) -> ! {
+    // ORDERING: Relaxed; pairs with nothing: only this process (program order) and its
+    // later fork/clone children (ordered by the fork) read it.
     IN_CHILD.store(true, Ordering::Relaxed);
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(code) => exit_raw(code),
@@ -793,6 +802,7 @@ fn setup_main(shm: Shm) -> u64 {
 /// The probe binary's `main`: re-attach the segment named by the first argument, restore the
 /// frame saved by the `Exec` record, report the table and run the rest of the process.
 pub fn probe_main() -> ! {
+    // ORDERING: Relaxed; see `child_entry`.
     IN_CHILD.store(true, Ordering::Relaxed);
     let shmid: Option<i32> = std::env::args_os()
         .nth(1)
@@ -810,6 +820,8 @@ pub fn probe_main() -> ! {
     // SAFETY: the segment starts with the header, written by the test process; H_MAGIC and
     // H_WORDS are within it. Read atomically like every other access.
     let (magic, words, cap, log_cap) = unsafe {
+        // ORDERING: Relaxed; the test process wrote the header before forking S, and this
+        // process descends from S through fork/clone and execve, which order it.
         let w = |i: usize| AtomicU64::from_ptr(base.add(i)).load(Ordering::Relaxed);
         (w(H_MAGIC), w(H_WORDS), w(H_CAP), w(H_LOGCAP))
     };
@@ -904,6 +916,7 @@ impl KernelExecutor {
         let probe = probe
             .canonicalize()
             .map_err(|e| HarnessError(format!("probe binary {}: {e}", probe.display())))?;
+        // ORDERING: Relaxed (`EXECUTORS`); a unique counter, publishes nothing.
         let fifo_dir = std::env::temp_dir().join(format!(
             "fdtable-oracle-{}-{}",
             std::process::id(),

@@ -67,6 +67,8 @@ impl<F> FdArray<F> {
             let _ = offset;
         }
         #[cfg(feature = "leak-check")]
+        // ORDERING: Relaxed; a leak counter, read by tests after the threads are joined and
+        // the grace periods drained, which order it.
         ARRAYS_LIVE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: `header` is non-null (derived from `base`).
         Ok(unsafe { NonNull::new_unchecked(header) })
@@ -92,6 +94,7 @@ impl<F> FdArray<F> {
             std::alloc::dealloc(this as *mut u8, layout);
         }
         #[cfg(feature = "leak-check")]
+        // ORDERING: Relaxed; the leak counter of `alloc`.
         ARRAYS_LIVE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 
@@ -190,6 +193,7 @@ mod tests {
         // SAFETY: freshly allocated, freed below.
         let r = unsafe { ArrayRef::new(a.as_ptr()) };
         assert_eq!(r.max_fds(), 128);
+        // ORDERING: Relaxed; single-threaded test.
         assert!(r.slot(127).unwrap().load(Ordering::Relaxed).is_null());
         assert!(r.slot(128).is_none());
         // SAFETY: allocated above, never shared.

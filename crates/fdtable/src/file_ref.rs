@@ -239,6 +239,7 @@ impl<F> FileInner<F> {
     /// `ptr` came from `Box::into_raw` in [`FileRef::new`] and its value is already dropped.
     unsafe fn dealloc(ptr: *mut Self) {
         #[cfg(feature = "leak-check")]
+        // ORDERING: Relaxed; the leak counter of `FileRef::new`.
         FILES_LIVE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY: per the contract; `ManuallyDrop` keeps the value from being dropped twice.
         drop(unsafe { Box::from_raw(ptr) });
@@ -270,6 +271,8 @@ impl<F> FileRef<F> {
             value: ManuallyDrop::new(value),
         });
         #[cfg(feature = "leak-check")]
+        // ORDERING: Relaxed; a leak counter, read by tests after the threads are joined and
+        // the grace periods drained, which order it.
         FILES_LIVE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         FileRef {
             ptr: NonNull::from(Box::leak(inner)),
@@ -440,6 +443,7 @@ mod tests {
     struct Probe(Arc<StdAtomic>);
     impl Drop for Probe {
         fn drop(&mut self) {
+            // ORDERING: SeqCst; single-threaded tests, any ordering would do.
             self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
     }
@@ -451,8 +455,10 @@ mod tests {
         let b = a.clone();
         assert_eq!(FileRef::count(&a), 2);
         drop(a);
+        // ORDERING: SeqCst; single-threaded test.
         assert_eq!(n.load(std::sync::atomic::Ordering::SeqCst), 0);
         drop(b);
+        // ORDERING: SeqCst; single-threaded test.
         assert_eq!(n.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 
@@ -468,6 +474,7 @@ mod tests {
         assert!(FileRef::ptr_eq(&x, &y));
         drop(x);
         drop(y);
+        // ORDERING: SeqCst; single-threaded test.
         assert_eq!(n.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 

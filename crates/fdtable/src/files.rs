@@ -537,6 +537,7 @@ impl<F: FileLike> Files<F> {
     fn from_box(fs: Box<FilesStruct<F>>) -> Self {
         let fs = NonNull::from(Box::leak(fs));
         // SAFETY: just created: count 1, this handle is the only user.
+        // ORDERING: Relaxed; the table was created by this thread and no other can see it yet.
         let arr = unsafe { fs.as_ref() }.hot.fdt.load(Ordering::Relaxed);
         Files {
             fs,
@@ -606,6 +607,82 @@ impl<F: FileLike> Files<F> {
     /// let file = files.fdget(fd).unwrap();
     /// files.close_fd(fd).unwrap(); // error: `files` is borrowed by `file`
     /// drop(file);
+    /// ```
+    ///
+    /// and likewise for the other operations named above (each of these fails to compile):
+    ///
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// let other = files.share(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.dup2(fd, 5, 1024).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.dup3(fd, 5, 0, 1024).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.close_range(0, 10, 0).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.exec().unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.unshare().unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    ///
+    /// while the same calls compile once the borrow is gone:
+    ///
+    /// ```
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// drop(file);
+    /// files.dup2(fd, 5, 1024).unwrap();
+    /// files.dup3(fd, 6, 0, 1024).unwrap();
+    /// let other = files.share();
+    /// files.unshare().unwrap();
+    /// files.close_range(5, 5, 0).unwrap();
+    /// files.exec().unwrap();
+    /// files.close_fd(fd).unwrap();
+    /// drop(other);
     /// ```
     ///
     /// Returns `None` for a free or reserved fd (callers answer `EBADF`).

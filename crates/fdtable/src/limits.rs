@@ -19,6 +19,7 @@ static NR_OPEN: AtomicUsize = AtomicUsize::new(NR_OPEN_DEFAULT_CAP);
 /// The current `nr_open`: no table may grow to hold an fd at or above it.
 #[inline]
 pub fn nr_open() -> usize {
+    // ORDERING: Relaxed; a lone configuration value that publishes nothing else (see above).
     NR_OPEN.load(Ordering::Relaxed)
 }
 
@@ -28,6 +29,7 @@ pub fn set_nr_open(n: usize) -> Result<(), Errno> {
     if !(NR_OPEN_MIN..=NR_OPEN_MAX).contains(&n) {
         return Err(Errno::EINVAL);
     }
+    // ORDERING: Relaxed; pairs with nothing: `nr_open` readers need only the value itself.
     NR_OPEN.store(n, Ordering::Relaxed);
     Ok(())
 }

@@ -39,6 +39,7 @@ pub(crate) fn pin() -> Guard {
             .pinned += 1;
         // Synchronise with every reclamation before us (crossbeam's pin is a SeqCst RMW, and
         // its epoch advance publishes what was unlinked before the retirement).
+        // ORDERING: AcqRel; pairs with the AcqRel RMWs of `Guard::drop` and `defer_free`.
         EPOCH.fetch_add(0, loom::sync::atomic::Ordering::AcqRel);
         Guard { _private: () }
     }
@@ -54,6 +55,7 @@ impl Drop for Guard {
         };
         if now_zero {
             // The grace period: publish it to later pins (a model switch point).
+            // ORDERING: AcqRel; pairs with the AcqRel RMW of every later `pin`.
             EPOCH.fetch_add(1, loom::sync::atomic::Ordering::AcqRel);
             let mut st = loom_state().lock().unwrap_or_else(|e| e.into_inner());
             if st.pinned == 0 {
@@ -100,6 +102,7 @@ impl Guard {
                 free,
             };
             // Order the caller's unlinking before the reclamation that will free this.
+            // ORDERING: AcqRel; pairs with the AcqRel RMW of the `Guard::drop` that frees it.
             EPOCH.fetch_add(0, loom::sync::atomic::Ordering::AcqRel);
             loom_state()
                 .lock()

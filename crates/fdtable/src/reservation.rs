@@ -29,8 +29,14 @@ impl<'a, F: FileLike> FdReservation<'a, F> {
     pub fn install(self, file: FileRef<F>) -> u32 {
         let this = std::mem::ManuallyDrop::new(self);
         // Only a raw `put_unused_fd`/`fd_install` on this fd through another handle can make
-        // this fail; then the file is dropped and the fd is whatever that call made it.
-        let _ = this.files.fd_install(this.fd, file);
+        // this fail (a misuse: the reservation owns the fd); then the file is dropped and the
+        // fd is whatever that call made it. Debug builds say so.
+        let r = this.files.fd_install(this.fd, file);
+        debug_assert!(
+            r.is_ok(),
+            "fd {} was taken from under its reservation: {r:?}",
+            this.fd
+        );
         this.fd
     }
 

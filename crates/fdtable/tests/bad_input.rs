@@ -13,6 +13,8 @@ struct Counted(Arc<AtomicUsize>);
 impl FileLike for Counted {}
 impl Drop for Counted {
     fn drop(&mut self) {
+        // ORDERING: SeqCst (more than needed); a release counter, bumped and read on the
+        // test's own thread (the last put drops the file synchronously); pairs with nothing.
         self.0.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -203,6 +205,7 @@ proptest! {
         drop(snap);
         drop(files);
         drop(children);
+        // ORDERING: SeqCst (more than needed); see `Drop for Counted`: program order.
         prop_assert_eq!(released.load(Ordering::SeqCst), created, "each file released exactly once");
     }
 }

@@ -50,6 +50,11 @@ impl Drop for Probe {
             // SAFETY: loom checks this write against every use.
             unsafe { *p = usize::MAX }
         });
+        if LOOKUP_THREAD.with(|c| c.get()) {
+            saw("released by the lookup");
+        }
+        // ORDERING: SeqCst; a std counter loom does not model, read after every thread of
+        // the execution is joined (which orders it); any ordering would do.
         self.releases.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -62,10 +67,40 @@ fn probe(id: usize, releases: &Arc<AtomicUsize>) -> FileRef<Probe> {
     })
 }
 
+/// The outcomes the executions of the current model reached (models run one at a time).
+static SEEN: std::sync::Mutex<std::collections::BTreeSet<&'static str>> =
+    std::sync::Mutex::new(std::collections::BTreeSet::new());
+
+/// Records that this execution reached `outcome`.
+fn saw(outcome: &'static str) {
+    SEEN.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(outcome);
+}
+
+loom::thread_local! {
+    /// Set on the thread that looks up, so a release can tell who ran it.
+    static LOOKUP_THREAD: std::cell::Cell<bool> = std::cell::Cell::new(false);
+}
+
+/// [`model`], then checks that the executions reached every outcome in `expected`: a model
+/// whose racy branch no execution took proves nothing about it.
+fn model_reaching(expected: &[&'static str], f: impl Fn() + Sync + Send + 'static) {
+    model(f);
+    let seen = SEEN.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for e in expected {
+        assert!(
+            seen.contains(e),
+            "no execution reached {e:?}; reached {seen:?}"
+        );
+    }
+}
+
 fn model(f: impl Fn() + Sync + Send + 'static) {
     // The reclamation model's state is process-wide: one model at a time.
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    SEEN.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
         b.preemption_bound = Some(3);
@@ -73,11 +108,13 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
     let iterations = Arc::new(AtomicUsize::new(0));
     let it = iterations.clone();
     b.check(move || {
+        // ORDERING: Relaxed; counts executions, read after `check` returns.
         it.fetch_add(1, Ordering::Relaxed);
         f();
         fdtable::reclaim_drain();
     });
     // A model that explores a single interleaving checks nothing.
+    // ORDERING: Relaxed; counts executions, read after `check` returns.
     let n = iterations.load(Ordering::Relaxed);
     assert!(n > 1, "loom explored only {n} execution(s)");
     if std::env::var_os("LOOM_REPORT").is_some() {
@@ -89,67 +126,117 @@ fn model(f: impl Fn() + Sync + Send + 'static) {
 /// it drops its reference) or nothing; the file is released exactly once.
 #[test]
 fn lookup_vs_close() {
-    model(|| {
+    model_reaching(&["lookup got the file", "lookup found it closed"], || {
         let rel = Arc::new(AtomicUsize::new(0));
         let mut a: Files<Probe> = Files::new();
         assert_eq!(a.install(probe(7, &rel), 0, NOFILE), Ok(0));
         let b = a.share();
         let t = thread::spawn(move || {
-            if let Some(f) = b.fget(0) {
-                f.touch();
+            match b.fget(0) {
+                Some(f) => {
+                    f.touch();
+                    saw("lookup got the file");
+                }
+                None => saw("lookup found it closed"),
             }
             drop(b);
         });
         a.close_fd(0).unwrap();
         t.join().unwrap();
         drop(a);
+        // ORDERING: SeqCst; the release counter, read after the threads are joined.
         assert_eq!(rel.load(Ordering::SeqCst), 1);
     });
 }
 
-/// The light lookup of the surviving handle races with the other handle going away: once it
-/// sees itself alone it borrows without a reference, which must be safe.
+/// The light lookup of the surviving handle races with the other handle going away. The
+/// sibling closes fd 1 (releasing its file) and exits; the survivor looks up fd 0, then fd 1.
+/// Once a lookup sees the handle alone it borrows without a reference, and then everything the
+/// sibling did before leaving must be visible: fd 1 must be gone, never a stale pointer to the
+/// released file (loom would report the use racing with the release's write).
+///
+/// The survivor runs on the spawned thread: loom's default schedule runs the main thread
+/// (here the sibling) first, so the light path is among the executions explored.
 #[test]
 fn light_lookup_vs_sharer_exit() {
-    model(|| {
-        let rel = Arc::new(AtomicUsize::new(0));
-        let mut a: Files<Probe> = Files::new();
-        assert_eq!(a.install(probe(3, &rel), 0, NOFILE), Ok(0));
-        let mut b = a.share();
-        let t = thread::spawn(move || {
-            // The sibling closes the fd and exits.
-            b.close_fd(0).unwrap();
+    model_reaching(
+        &[
+            "shared lookup (reference)",
+            "light lookup (no reference)",
+            "shared lookup of fd 1 got the file",
+            "fd 1 closed first",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(3, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(4, &rel), 0, NOFILE), Ok(1));
+            let mut b = a.share();
+            let t = thread::spawn(move || {
+                let light = {
+                    let f = a.fdget(0).expect("fd 0 stays open");
+                    assert_eq!(f.touch(), 3);
+                    let light = !f.needs_put();
+                    saw(if light {
+                        "light lookup (no reference)"
+                    } else {
+                        "shared lookup (reference)"
+                    });
+                    light
+                };
+                match a.fdget(1) {
+                    Some(f) => {
+                        assert!(!light, "alone, yet fd 1 was still there");
+                        assert_eq!(f.touch(), 4);
+                        saw("shared lookup of fd 1 got the file");
+                    }
+                    None => saw("fd 1 closed first"),
+                }
+                a
+            });
+            // The sibling closes fd 1 and exits.
+            b.close_fd(1).unwrap();
             drop(b);
-        });
-        if let Some(f) = a.fdget(0) {
-            f.touch();
-        }
-        t.join().unwrap();
-        assert!(a.fdget(0).is_none());
-        assert_eq!(rel.load(Ordering::SeqCst), 1);
-    });
+            let a = t.join().unwrap();
+            assert!(a.fdget(1).is_none());
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            drop(a);
+            // ORDERING: SeqCst; as above.
+            assert_eq!(rel.load(Ordering::SeqCst), 2);
+        },
+    );
 }
 
 /// A lookup races with dup2 replacing the file at its fd: it sees the old or the new file,
 /// never a released one.
 #[test]
 fn lookup_vs_dup2_replace() {
-    model(|| {
-        let rel = Arc::new(AtomicUsize::new(0));
-        let mut a: Files<Probe> = Files::new();
-        assert_eq!(a.install(probe(10, &rel), 0, NOFILE), Ok(0));
-        assert_eq!(a.install(probe(11, &rel), 0, NOFILE), Ok(1));
-        let b = a.share();
-        let t = thread::spawn(move || {
-            let id = b.fget(1).map(|f| f.touch());
-            assert!(matches!(id, Some(10) | Some(11)), "{id:?}");
-        });
-        assert_eq!(a.dup2(0, 1, NOFILE), Ok(1));
-        t.join().unwrap();
-        assert_eq!(rel.load(Ordering::SeqCst), 1, "file 11 released once");
-        drop(a);
-        assert_eq!(rel.load(Ordering::SeqCst), 2);
-    });
+    model_reaching(
+        &["lookup saw the old file", "lookup saw the new file"],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(10, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(11, &rel), 0, NOFILE), Ok(1));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                let id = b.fget(1).map(|f| f.touch());
+                match id {
+                    Some(11) => saw("lookup saw the old file"),
+                    Some(10) => saw("lookup saw the new file"),
+                    other => panic!("{other:?}"),
+                }
+            });
+            assert_eq!(a.dup2(0, 1, NOFILE), Ok(1));
+            t.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1, "file 11 released once");
+            drop(a);
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 2);
+        },
+    );
 }
 
 /// An install into a reserved slot races with another task growing the table (an alloc past
@@ -174,6 +261,7 @@ fn install_vs_grow() {
         assert_eq!(a.fget(1).map(|f| f.touch()), Some(1));
         assert_eq!(a.fget(2).map(|f| f.touch()), Some(2));
         drop(a);
+        // ORDERING: SeqCst; the release counter, read after the threads are joined.
         assert_eq!(rel.load(Ordering::SeqCst), 3);
     });
 }
@@ -194,6 +282,7 @@ fn lookup_vs_grow() {
         assert_eq!(a.install(probe(8, &rel), 0, NOFILE), Ok(2));
         t.join().unwrap();
         drop(a);
+        // ORDERING: SeqCst; the release counter, read after the threads are joined.
         assert_eq!(rel.load(Ordering::SeqCst), 3);
     });
 }
@@ -201,7 +290,7 @@ fn lookup_vs_grow() {
 /// Two tasks close the same fd: exactly one succeeds, the other gets EBADF, one release.
 #[test]
 fn close_vs_close() {
-    model(|| {
+    model_reaching(&["first closer won", "second closer won"], || {
         let rel = Arc::new(AtomicUsize::new(0));
         let mut a: Files<Probe> = Files::new();
         assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(0));
@@ -216,6 +305,12 @@ fn close_vs_close() {
             ),
             "{mine:?} {theirs:?}"
         );
+        saw(if mine.is_ok() {
+            "first closer won"
+        } else {
+            "second closer won"
+        });
+        // ORDERING: SeqCst; the release counter, read after the threads are joined.
         assert_eq!(rel.load(Ordering::SeqCst), 1);
     });
 }
@@ -225,86 +320,120 @@ fn close_vs_close() {
 /// reference on every file it copied, and every file is released exactly once at the end.
 #[test]
 fn fork_vs_alloc_and_close() {
-    model(|| {
-        let rel = Arc::new(AtomicUsize::new(0));
-        let mut a: Files<Probe> = Files::new();
-        assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
-        assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(1));
-        let b = a.share();
-        let t = thread::spawn(move || {
-            let child = b.fork().unwrap();
-            for fd in 0..4 {
-                match child.fd_state(fd) {
-                    FdState::Free => {}
-                    FdState::Installed { .. } => {
-                        child.fget(fd).unwrap().touch();
+    model_reaching(
+        &[
+            "child copied fd 0",
+            "child saw fd 0 closed",
+            "child copied the new file",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(1));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                let child = b.fork().unwrap();
+                saw(match child.fd_state(0) {
+                    FdState::Installed { .. } if child.fget(0).map(|f| f.touch()) == Some(0) => {
+                        "child copied fd 0"
                     }
-                    FdState::Reserved => panic!("reserved fd {fd} copied into the child"),
+                    _ => "child saw fd 0 closed",
+                });
+                for fd in 0..4 {
+                    match child.fd_state(fd) {
+                        FdState::Free => {}
+                        FdState::Installed { .. } => {
+                            let id = child.fget(fd).unwrap().touch();
+                            if id == 2 {
+                                saw("child copied the new file");
+                            }
+                        }
+                        FdState::Reserved => panic!("reserved fd {fd} copied into the child"),
+                    }
                 }
-            }
-            drop(child);
-            drop(b);
-        });
-        a.close_fd(0).unwrap();
-        let r = a.alloc_fd(0, NOFILE, 0).unwrap();
-        a.fd_install(r, probe(2, &rel)).unwrap();
-        t.join().unwrap();
-        drop(a);
-        assert_eq!(rel.load(Ordering::SeqCst), 3);
-    });
+                drop(child);
+                drop(b);
+            });
+            a.close_fd(0).unwrap();
+            let r = a.alloc_fd(0, NOFILE, 0).unwrap();
+            a.fd_install(r, probe(2, &rel)).unwrap();
+            t.join().unwrap();
+            drop(a);
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 3);
+        },
+    );
 }
 
 /// dup2 onto a slot another task has reserved but not installed yet fails with EBUSY and
 /// never loses the install.
 #[test]
 fn dup2_vs_open_in_progress() {
-    model(|| {
-        let rel = Arc::new(AtomicUsize::new(0));
-        let mut a: Files<Probe> = Files::new();
-        assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
-        let b = a.share();
-        let f1 = probe(1, &rel);
-        let t = thread::spawn(move || {
-            let fd = b.alloc_fd(0, NOFILE, 0).unwrap();
-            b.fd_install(fd, f1).unwrap();
-            fd
-        });
-        let r = a.dup2(0, 1, NOFILE);
-        let fd = t.join().unwrap();
-        match r {
-            // dup2 first: the open got the next fd.
-            Ok(1) if fd == 2 => {}
-            // The open reserved fd 1 first; dup2 either hit the reservation or displaced the
-            // installed file.
-            Err(Errno::EBUSY) | Ok(1) if fd == 1 => {}
-            other => panic!("dup2 {other:?}, open got {fd}"),
-        }
-        drop(a);
-        assert_eq!(rel.load(Ordering::SeqCst), 2);
-    });
+    model_reaching(
+        &[
+            "dup2 first",
+            "dup2 hit the reservation (EBUSY)",
+            "dup2 displaced the install",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+            let b = a.share();
+            let f1 = probe(1, &rel);
+            let t = thread::spawn(move || {
+                let fd = b.alloc_fd(0, NOFILE, 0).unwrap();
+                b.fd_install(fd, f1).unwrap();
+                fd
+            });
+            let r = a.dup2(0, 1, NOFILE);
+            let fd = t.join().unwrap();
+            match r {
+                // dup2 first: the open got the next fd.
+                Ok(1) if fd == 2 => saw("dup2 first"),
+                // The open reserved fd 1 first; dup2 either hit the reservation or displaced the
+                // installed file.
+                Err(Errno::EBUSY) if fd == 1 => saw("dup2 hit the reservation (EBUSY)"),
+                Ok(1) if fd == 1 => saw("dup2 displaced the install"),
+                other => panic!("dup2 {other:?}, open got {fd}"),
+            }
+            drop(a);
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 2);
+        },
+    );
 }
 
 /// The last reference of a file is dropped by a lookup that lost the re-check race: the lookup
 /// itself runs the release.
 #[test]
 fn lookup_may_release() {
-    model(|| {
-        let rel = Arc::new(AtomicUsize::new(0));
-        let mut a: Files<Probe> = Files::new();
-        assert_eq!(a.install(probe(4, &rel), 0, NOFILE), Ok(0));
-        let b = a.share();
-        let t = thread::spawn(move || {
-            let f = b.fget(0);
-            if let Some(f) = &f {
-                f.touch();
-            }
+    model_reaching(
+        &["released by the lookup", "lookup found it closed"],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(4, &rel), 0, NOFILE), Ok(0));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                LOOKUP_THREAD.with(|c| c.set(true));
+                let f = b.fget(0);
+                match &f {
+                    Some(f) => {
+                        f.touch();
+                    }
+                    None => saw("lookup found it closed"),
+                }
+                drop(f);
+                drop(b);
+            });
+            let f = a.file_close_fd(0).unwrap();
             drop(f);
-            drop(b);
-        });
-        let f = a.file_close_fd(0).unwrap();
-        drop(f);
-        t.join().unwrap();
-        assert_eq!(rel.load(Ordering::SeqCst), 1);
-        drop(a);
-    });
+            t.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            drop(a);
+        },
+    );
 }

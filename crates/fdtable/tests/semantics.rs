@@ -18,6 +18,8 @@ struct Probe {
 
 impl FileLike for Probe {
     fn flush(&self) -> Result<(), Errno> {
+        // ORDERING: SeqCst (more than needed); a test counter, bumped and read on the
+        // test's own thread, so program order orders it; pairs with nothing.
         self.flushes.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
@@ -25,6 +27,8 @@ impl FileLike for Probe {
 
 impl Drop for Probe {
     fn drop(&mut self) {
+        // ORDERING: SeqCst (more than needed); see `flush` (the last put drops the file
+        // synchronously, on the test's thread).
         self.releases.fetch_add(1, Ordering::SeqCst);
     }
 }
@@ -44,9 +48,11 @@ impl Counters {
         })
     }
     fn released(&self) -> usize {
+        // ORDERING: SeqCst (more than needed); see `Probe::flush`: program order.
         self.releases.load(Ordering::SeqCst)
     }
     fn flushed(&self) -> usize {
+        // ORDERING: SeqCst (more than needed); see `Probe::flush`: program order.
         self.flushes.load(Ordering::SeqCst)
     }
 }

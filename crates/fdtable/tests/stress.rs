@@ -26,6 +26,7 @@ struct Stats {
 impl FileLike for Counted {
     fn flush(&self) -> Result<(), Errno> {
         self.check();
+        // ORDERING: Relaxed; a statistic read after the threads are joined.
         self.stats.flushed.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -36,6 +37,8 @@ impl Counted {
     /// checks it was not released.
     fn check(&self) -> usize {
         assert!(
+            // ORDERING: Relaxed; the library orders every use before the release (file_ref's
+            // Release puts and Acquire last put); this flag only reports a use it let through.
             !self.released.load(Ordering::Relaxed),
             "file {} used after release",
             self.id
@@ -48,15 +51,18 @@ impl Counted {
 impl Drop for Counted {
     fn drop(&mut self) {
         assert!(
+            // ORDERING: Relaxed; as in `check`: a second release is caught whatever the order.
             !self.released.swap(true, Ordering::Relaxed),
             "file {} released twice",
             self.id
         );
+        // ORDERING: Relaxed; a statistic read after the threads are joined.
         self.stats.released.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 fn file(stats: &Arc<Stats>, id: usize) -> FileRef<Counted> {
+    // ORDERING: Relaxed; a statistic read after the threads are joined.
     stats.created.fetch_add(1, Ordering::Relaxed);
     FileRef::new(Counted {
         id,
@@ -188,6 +194,7 @@ fn shared_table_churn_releases_every_file_once() {
         h.join().unwrap();
     }
     drop(root);
+    // ORDERING: Relaxed (here and below); the threads are joined, which orders their counts.
     let created = stats.created.load(Ordering::Relaxed);
     assert!(created > 1000);
     assert_eq!(
@@ -195,6 +202,12 @@ fn shared_table_churn_releases_every_file_once() {
         created,
         "every file released exactly once"
     );
+    assert_no_leaks();
+}
+
+/// With the `leak-check` feature: once every table is gone and the grace periods have passed,
+/// no array and no file is still allocated (retired arrays and files are freed, never leaked).
+fn assert_no_leaks() {
     #[cfg(feature = "leak-check")]
     {
         // Deferred frees of retired arrays and files run after grace periods.
@@ -227,10 +240,12 @@ fn unshared_tables_in_parallel() {
     for h in handles {
         h.join().unwrap();
     }
+    // ORDERING: Relaxed; the threads are joined, which orders their counts.
     assert_eq!(
         stats.released.load(Ordering::Relaxed),
         stats.created.load(Ordering::Relaxed)
     );
+    assert_no_leaks();
 }
 
 /// Lookups on one fd from several threads while another thread keeps replacing the file there
@@ -243,12 +258,16 @@ fn lookups_vs_replacement() {
     root.install(file(&stats, 0), 0, 4096).unwrap();
     root.install(file(&stats, 1), 0, 4096).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let readers: Vec<_> = (0..2)
         .map(|_| {
             let h = root.share();
-            let stop = stop.clone();
+            let (stop, ready) = (stop.clone(), ready.clone());
             std::thread::spawn(move || {
                 let mut seen = 0usize;
+                // ORDERING: Relaxed both; start and stop signals that publish nothing (the
+                // table's own operations are what is under test).
+                ready.fetch_add(1, Ordering::Relaxed);
                 while !stop.load(Ordering::Relaxed) {
                     if let Some(f) = h.fget(1) {
                         f.check();
@@ -263,6 +282,11 @@ fn lookups_vs_replacement() {
         })
         .collect();
     let iters = iterations();
+    // The replacements start once both readers are looking up.
+    // ORDERING: Relaxed; a start signal, see the readers.
+    while ready.load(Ordering::Relaxed) < 2 {
+        std::thread::yield_now();
+    }
     for i in 0..iters {
         if i % 3 == 0 {
             let _ = root.close_fd(1);
@@ -272,13 +296,15 @@ fn lookups_vs_replacement() {
         let _ = root.dup2(fd, 1, 4096);
         let _ = root.close_fd(fd);
     }
+    // ORDERING: Relaxed; a stop signal, see the readers.
     stop.store(true, Ordering::Relaxed);
-    for r in readers {
-        r.join().unwrap();
-    }
+    let seen: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
+    assert!(seen > 0, "no lookup ran while the file was being replaced");
     drop(root);
+    // ORDERING: Relaxed; the threads are joined, which orders their counts.
     assert_eq!(
         stats.released.load(Ordering::Relaxed),
         stats.created.load(Ordering::Relaxed)
     );
+    assert_no_leaks();
 }

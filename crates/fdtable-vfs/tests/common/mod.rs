@@ -119,6 +119,7 @@ impl Kernel {
         } else {
             std::env::temp_dir().to_string_lossy().into_owned()
         };
+        // ORDERING: Relaxed (`SEQ`); a unique counter, publishes nothing.
         let root = format!(
             "{base}/fdtable-vfs-diff-{}-{}",
             std::process::id(),
