@@ -244,7 +244,9 @@ extern "C" {
 // (`FDT_NOFILE_SOFT_DEFAULT`, `FDT_NOFILE_HARD_DEFAULT`).
 //
 // Ownership: the caller owns the returned handle and frees it with `fdt_files_put`.
-// Returns NULL if memory could not be allocated.
+// Never returns NULL: like every allocation of a fixed size in this library, running out of
+// memory aborts the process (Rust's global allocator). Allocations that grow with the table
+// (its arrays and bitmaps) are fallible instead and report `-ENOMEM`.
 struct fdt_files *fdt_files_new(void);
 
 // Frees a handle (`put_files_struct` for this task). If it was the table's last handle, every
@@ -263,7 +265,9 @@ void fdt_files_put(struct fdt_files *files);
 // not copied), with a copy of its `RLIMIT_NOFILE`.
 //
 // Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
-// `fdt_files_put`). Returns NULL if `files` is NULL or memory could not be allocated.
+// `fdt_files_put`). Returns NULL with `errno` set on failure: `EINVAL` if `files` is NULL,
+// `EMFILE` if the copy would need a table larger than `nr_open` allows (see
+// `fdt_set_nr_open`), `ENOMEM` if the copy's arrays could not be allocated.
 //
 // # Safety
 //
@@ -278,7 +282,8 @@ struct fdt_files *fdt_files_fork(struct fdt_files *files);
 // the two handles may be used from two threads at the same time.
 //
 // Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
-// `fdt_files_put`). Returns NULL if `files` is NULL or memory could not be allocated.
+// `fdt_files_put`). Returns NULL with `errno` set to `EINVAL` if `files` is NULL (sharing
+// itself cannot fail).
 //
 // # Safety
 //

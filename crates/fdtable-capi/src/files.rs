@@ -30,6 +30,18 @@ fn boxed(task: Task) -> *mut fdt_files {
     Box::into_raw(Box::new(fdt_files { task }))
 }
 
+/// Sets the C `errno` (for the calls that report failure with NULL).
+fn set_errno(e: Errno) {
+    // SAFETY: `__errno_location` returns this thread's errno, valid for the thread's life.
+    unsafe { *libc::__errno_location() = e.raw() };
+}
+
+/// NULL with `errno` set to `e`.
+fn null_with(e: Errno) -> *mut fdt_files {
+    set_errno(e);
+    ptr::null_mut()
+}
+
 /// The handle behind `files`, shared.
 ///
 /// # Safety
@@ -58,7 +70,9 @@ pub(crate) unsafe fn handle_mut<'a>(files: *mut fdt_files) -> Option<&'a mut Tas
 /// (`FDT_NOFILE_SOFT_DEFAULT`, `FDT_NOFILE_HARD_DEFAULT`).
 ///
 /// Ownership: the caller owns the returned handle and frees it with `fdt_files_put`.
-/// Returns NULL if memory could not be allocated.
+/// Never returns NULL: like every allocation of a fixed size in this library, running out of
+/// memory aborts the process (Rust's global allocator). Allocations that grow with the table
+/// (its arrays and bitmaps) are fallible instead and report `-ENOMEM`.
 #[unsafe(no_mangle)]
 pub extern "C" fn fdt_files_new() -> *mut fdt_files {
     guard(ptr::null_mut(), || boxed(Task::new(Arc::new(NoPaths))))
@@ -89,7 +103,9 @@ pub unsafe extern "C" fn fdt_files_put(files: *mut fdt_files) {
 /// not copied), with a copy of its `RLIMIT_NOFILE`.
 ///
 /// Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
-/// `fdt_files_put`). Returns NULL if `files` is NULL or memory could not be allocated.
+/// `fdt_files_put`). Returns NULL with `errno` set on failure: `EINVAL` if `files` is NULL,
+/// `EMFILE` if the copy would need a table larger than `nr_open` allows (see
+/// `fdt_set_nr_open`), `ENOMEM` if the copy's arrays could not be allocated.
 ///
 /// # Safety
 ///
@@ -98,11 +114,11 @@ pub unsafe extern "C" fn fdt_files_put(files: *mut fdt_files) {
 pub unsafe extern "C" fn fdt_files_fork(files: *mut fdt_files) -> *mut fdt_files {
     // SAFETY: the caller's contract.
     let Some(task) = (unsafe { handle(files) }) else {
-        return ptr::null_mut();
+        return null_with(Errno::EINVAL);
     };
     guard(ptr::null_mut(), || match task.fork() {
         Ok(child) => boxed(child),
-        Err(_) => ptr::null_mut(),
+        Err(e) => null_with(e),
     })
 }
 
@@ -114,7 +130,8 @@ pub unsafe extern "C" fn fdt_files_fork(files: *mut fdt_files) -> *mut fdt_files
 /// the two handles may be used from two threads at the same time.
 ///
 /// Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
-/// `fdt_files_put`). Returns NULL if `files` is NULL or memory could not be allocated.
+/// `fdt_files_put`). Returns NULL with `errno` set to `EINVAL` if `files` is NULL (sharing
+/// itself cannot fail).
 ///
 /// # Safety
 ///
@@ -123,11 +140,11 @@ pub unsafe extern "C" fn fdt_files_fork(files: *mut fdt_files) -> *mut fdt_files
 pub unsafe extern "C" fn fdt_files_share(files: *mut fdt_files) -> *mut fdt_files {
     // SAFETY: the caller's contract.
     let Some(task) = (unsafe { handle_mut(files) }) else {
-        return ptr::null_mut();
+        return null_with(Errno::EINVAL);
     };
     guard(ptr::null_mut(), || match task.clone(CLONE_FILES) {
         Ok(t) => boxed(t),
-        Err(_) => ptr::null_mut(),
+        Err(e) => null_with(e),
     })
 }
 

@@ -27,6 +27,11 @@ fn nr_open_caps_limits_and_growth() {
         assert_eq!(fdt_dup2(h, 0, 63), 63, "within the table");
         // A fork needs 128 slots now, more than nr_open: EMFILE, no child.
         assert!(fdt_files_fork(h).is_null());
+        assert_eq!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::EMFILE),
+            "errno says why"
+        );
         assert_eq!(fdt_close(h, 100), 0);
         let child = fdt_files_fork(h);
         assert!(!child.is_null());

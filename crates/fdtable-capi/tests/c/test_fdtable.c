@@ -151,8 +151,12 @@ static void test_null_handles(void)
     char buf[4];
     int on = 1;
     fdt_files_put(NULL);
+    errno = 0;
     CHECK(fdt_files_fork(NULL) == NULL);
+    CHECK(errno == EINVAL);
+    errno = 0;
     CHECK(fdt_files_share(NULL) == NULL);
+    CHECK(errno == EINVAL);
     CHECK_EQ(fdt_unshare(nn), -EINVAL);
     CHECK_EQ(fdt_unshare(&n), -EINVAL);
     CHECK_EQ(fdt_exec(NULL), -EINVAL);
