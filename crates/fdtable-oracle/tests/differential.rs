@@ -135,6 +135,14 @@ impl Stats {
                 }
             }
             "fdsize" if r[0] >= 0 => self.hit(format!("fdsize={}", r[0].min(4096))),
+            "dupfd_query" if r[0] >= 0 => self.hit(
+                if r[0] == 1 {
+                    "dupfd_query:same-file"
+                } else {
+                    "dupfd_query:other-file"
+                }
+                .into(),
+            ),
             "open_many" if r[1] != NOT_RUN => self.hit(format!("open_many:{}", errno_name(r[1]))),
             "reserve_end" if r[1] >= 0 => self.hit("reserve_end:installed".into()),
             "setrlimit" if args[0] == 0 => self.hit("setrlimit:zero".into()),
@@ -232,6 +240,8 @@ const REQUIRED: &[&str] = &[
     "setfd:EBADF",
     "dupfd_query:ok",
     "dupfd_query:EBADF",
+    "dupfd_query:same-file",
+    "dupfd_query:other-file",
     "close_range:flags=0:ok",
     "close_range:flags=2:ok",
     "close_range:flags=4:ok",
