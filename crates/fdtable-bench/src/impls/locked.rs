@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex, RwLock};
 
 type Slots = Vec<Option<Arc<BenchFile>>>;
 
-/// Lowest free slot by linear scan, growing the vector when it is full.
-fn alloc(slots: &mut Slots, file: Arc<BenchFile>) -> u32 {
+/// Lowest free slot by linear scan, growing the vector when it is full (also the
+/// [`locked_files`](super::locked_files) tables' allocation).
+pub(crate) fn alloc<T>(slots: &mut Vec<Option<T>>, file: T) -> u32 {
     match slots.iter().position(Option::is_none) {
         Some(fd) => {
             slots[fd] = Some(file);

@@ -10,6 +10,7 @@
 //! reference, unlock; the put is the reference's drop.
 
 use super::before::BeforeFiles;
+use super::locked::alloc;
 use fdtable::FileRef;
 use fdtable_vfs::File;
 use std::sync::{Mutex, RwLock};
@@ -26,19 +27,6 @@ pub trait LockedFiles: Default + Send + Sync + 'static {
     fn fget(&self, fd: i32) -> Option<FileRef<File>>;
 }
 
-fn install_in(slots: &mut Slots, file: FileRef<File>) -> i32 {
-    match slots.iter().position(Option::is_none) {
-        Some(fd) => {
-            slots[fd] = Some(file);
-            fd as i32
-        }
-        None => {
-            slots.push(Some(file));
-            (slots.len() - 1) as i32
-        }
-    }
-}
-
 fn get_in(slots: &Slots, fd: i32) -> Option<FileRef<File>> {
     slots.get(usize::try_from(fd).ok()?)?.clone()
 }
@@ -50,7 +38,7 @@ pub struct MutexFiles(Mutex<Slots>);
 impl LockedFiles for MutexFiles {
     const NAME: &'static str = "mutex";
     fn install(&self, file: FileRef<File>) -> i32 {
-        install_in(&mut self.0.lock().unwrap(), file)
+        alloc(&mut self.0.lock().unwrap(), file) as i32
     }
     #[inline(always)]
     fn fget(&self, fd: i32) -> Option<FileRef<File>> {
@@ -65,7 +53,7 @@ pub struct RwLockFiles(RwLock<Slots>);
 impl LockedFiles for RwLockFiles {
     const NAME: &'static str = "rwlock";
     fn install(&self, file: FileRef<File>) -> i32 {
-        install_in(&mut self.0.write().unwrap(), file)
+        alloc(&mut self.0.write().unwrap(), file) as i32
     }
     #[inline(always)]
     fn fget(&self, fd: i32) -> Option<FileRef<File>> {
