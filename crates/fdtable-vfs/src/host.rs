@@ -29,7 +29,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 ///   on regular files and block devices, and the host's file system then decides.
 /// - A positional file's position starts at the host descriptor's offset when it is wrapped.
 /// - Every close of a guest fd flushes on the host (`close(dup(fd))`), so close-time errors
-///   reach the guest.
+///   reach the guest. Like any close on the host it also drops the host process's POSIX
+///   record locks on that file (`F_SETLK`); the host sees one process where the guest may
+///   have several, so a sandbox that forwards record locks must keep its own lock owners.
 /// - ioctl: `FIONREAD` is forwarded for streams (regular files are answered by the layer);
 ///   other commands are "not mine" (`ENOTTY`), because their arguments would be guest
 ///   addresses the host cannot interpret.
