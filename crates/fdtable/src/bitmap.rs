@@ -13,7 +13,7 @@ pub type Long = u64;
 pub const BITS_PER_LONG: usize = Long::BITS as usize;
 
 /// A machine word usable as a bitmap word.
-pub trait Word: Copy + Eq + std::fmt::Debug {
+pub trait Word: Copy + Eq + core::fmt::Debug {
     /// Bits per word.
     const BITS: usize;
     /// All bits clear.

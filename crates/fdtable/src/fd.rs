@@ -1,10 +1,10 @@
 //! [`Fd`]: the result of a light lookup, the kernel's `struct fd`.
 
 use crate::file_ref::{FileInner, FileRef};
-use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
-use std::ops::Deref;
-use std::ptr::NonNull;
+use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::ops::Deref;
+use core::ptr::NonNull;
 
 /// A file looked up by [`Files::fdget`](crate::Files::fdget): either *borrowed* from an
 /// unshared table (no reference taken) or *owned* (a reference taken, `FDPUT_FPUT`, put when
@@ -12,13 +12,13 @@ use std::ptr::NonNull;
 ///
 /// The lifetime ties it to the `&Files` it came from, so it cannot outlive the call and the
 /// handle cannot close the fd or share the table while it lives.
-pub struct Fd<'a, F> {
+pub struct Fd<'a, F: ?Sized> {
     ptr: NonNull<FileInner<F>>,
     owned: bool,
     _borrow: PhantomData<&'a FileInner<F>>,
 }
 
-impl<'a, F> Fd<'a, F> {
+impl<'a, F: ?Sized> Fd<'a, F> {
     /// # Safety
     ///
     /// The file must stay installed (so alive) for `'a`.
@@ -77,7 +77,7 @@ impl<'a, F> Fd<'a, F> {
     }
 }
 
-impl<F> Deref for Fd<'_, F> {
+impl<F: ?Sized> Deref for Fd<'_, F> {
     type Target = F;
     #[inline(always)]
     fn deref(&self) -> &F {
@@ -86,7 +86,7 @@ impl<F> Deref for Fd<'_, F> {
     }
 }
 
-impl<F> Drop for Fd<'_, F> {
+impl<F: ?Sized> Drop for Fd<'_, F> {
     #[inline(always)]
     fn drop(&mut self) {
         if self.owned {
@@ -96,11 +96,11 @@ impl<F> Drop for Fd<'_, F> {
     }
 }
 
-impl<F: std::fmt::Debug> std::fmt::Debug for Fd<'_, F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for Fd<'_, F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Fd")
             .field("owned", &self.owned)
-            .field("file", &**self)
+            .field("file", &&**self)
             .finish()
     }
 }

@@ -1,11 +1,12 @@
 //! Reference-counted open files: the kernel's `file_ref_t` (include/linux/file_ref.h, 6.13)
-//! around a user-supplied value.
+//! around a value of the embedder's type — sized, or a trait object (`FileRef<dyn MyFile>`)
+//! with the same single count.
 //!
 //! # The count
 //!
 //! The word stores *count − 1*, so one reference is 0. A lock-free lookup increments it
 //! unconditionally (one `lock xadd`, never a compare-and-swap loop, which is O(N²) under
-//! contention) and reads the sign of the result:
+//! contention) and reads the sign of the result; a put decrements it unconditionally:
 //!
 //! ```text
 //!  0x0000_0000_0000_0000  ONEREF      one reference
@@ -20,24 +21,34 @@
 //!
 //! The last put takes the count from ONEREF to NOREF and then tries one compare-and-swap
 //! NOREF → DEAD. A lookup that incremented in between took the count back to ONEREF, owns the
-//! object and will release it itself; the putter's cmpxchg then fails and it does nothing.
+//! object and will release it itself; the putter's cmpxchg then fails and it does nothing. The
+//! putter runs that window inside an RCU read-side section (the kernel disables preemption),
+//! because the lookup that revived the file may release it and retire its memory before the
+//! putter's cmpxchg. A close, which usually holds the last reference, uses the kernel's
+//! `file_ref_put_close` instead: a compare-and-swap straight from ONEREF to DEAD, no window.
 //!
 //! # Memory
 //!
-//! The kernel's `struct file` lives in a `SLAB_TYPESAFE_BY_RCU` cache: a lookup may touch a
-//! recycled file, which is why it re-checks the slot. Here a file that was ever installed in a
-//! table is freed only after an epoch grace period ([`crate::reclaim`]), so a pinned reader's
-//! pointer never refers to recycled memory; the release itself (dropping the value: the kernel's
-//! `__fput`) still runs synchronously at the last put. A file that was never installed — an open
-//! that failed after the object was built — cannot have been seen by any reader and is freed at
-//! once, with no deferred work (seed 2, `fput_badopen`).
+//! ```text
+//!   allocation (64-byte aligned):  [ pad | FileInner<F> header | value ]
+//!                                                               ^ FileRef derefs here
+//! ```
+//!
+//! The header sits immediately before the value, whatever the value's alignment, so a value
+//! pointer handed to C finds its header again. A file that was visible to lock-free readers
+//! (installed in a table that is or was shared) is freed through [`crate::rcu::call_rcu`]
+//! after its release; a file that never was — an unshared process's files, the object of an
+//! open that failed — is freed at once (seed 2, `fput_badopen`). The release itself (dropping
+//! the value: the kernel's `__fput`) always runs synchronously, at the last put.
 
-use crate::reclaim;
-use crate::sync::{AtomicUsize, Ordering};
-use std::marker::PhantomData;
-use std::mem::ManuallyDrop;
-use std::ops::Deref;
-use std::ptr::NonNull;
+use crate::errno::Errno;
+use crate::rcu::{self, RcuHead};
+use crate::sync::{AtomicBool, AtomicUsize, Ordering};
+use core::alloc::Layout;
+use core::marker::PhantomData;
+use core::mem::{self, ManuallyDrop};
+use core::ops::Deref;
+use core::ptr::{self, NonNull};
 
 const ONEREF: usize = 0;
 const MAXREF: usize = isize::MAX as usize;
@@ -46,49 +57,146 @@ const RELEASED: usize = 0xC000_0000_0000_0000;
 const DEAD: usize = 0xE000_0000_0000_0000;
 const NOREF: usize = usize::MAX;
 
-/// Set once the file has been visible through a table, so its memory needs a grace period.
-const RCU_VISIBLE: usize = 1;
+/// The alignment of every file allocation: files never share a cache line.
+const FILE_ALIGN: usize = 64;
 
-/// The heap object behind a [`FileRef`].
+/// What the header needs to know about the concrete value type, whatever `F` it is seen as.
+struct FileVtable {
+    /// Drops the value in place.
+    drop_value: unsafe fn(NonNull<u8>),
+    /// Frees the allocation; the value is already dropped.
+    dealloc: unsafe fn(NonNull<u8>),
+}
+
+/// The header in front of every file value.
 ///
 /// # Invariants
 ///
-/// - `value` is initialised until the `refcnt` word reaches DEAD through a successful
-///   NOREF → DEAD cmpxchg; exactly one thread performs that cmpxchg and then drops `value`.
-/// - The allocation itself lives until that drop, and if `flags` has `RCU_VISIBLE`, until a
-///   grace period after it.
-/// - Aligned to a cache line so that lookups of different files from different threads do not
-///   bounce one line between them.
-#[repr(C, align(64))]
-pub(crate) struct FileInner<F> {
+/// - The value lives at `self as *const u8 + size_of::<FileInner<F>>()`, and `this` points to
+///   it (carrying the metadata of an unsized `F`).
+/// - The value is initialised until the count reaches DEAD through a successful last put
+///   (`put`'s NOREF → DEAD cmpxchg, or `put_close`'s ONEREF → DEAD); exactly one thread does
+///   that and then drops the value, then frees the allocation — through RCU if `visible`.
+/// - `rcu` is the first field (the RCU model under loom identifies objects by it).
+#[repr(C)]
+pub(crate) struct FileInner<F: ?Sized> {
+    rcu: RcuHead,
     refcnt: AtomicUsize,
-    flags: AtomicUsize,
-    value: ManuallyDrop<F>,
+    vtable: &'static FileVtable,
+    /// Set once the file was installed where a lock-free reader could see it.
+    visible: AtomicBool,
+    this: *const F,
 }
 
 #[cfg(feature = "leak-check")]
-pub(crate) static FILES_LIVE: std::sync::atomic::AtomicIsize =
-    std::sync::atomic::AtomicIsize::new(0);
+pub(crate) static FILES_LIVE: core::sync::atomic::AtomicIsize =
+    core::sync::atomic::AtomicIsize::new(0);
 
-impl<F> FileInner<F> {
-    /// `file_ref_get`: takes a reference on a file reached without one (through a table slot,
-    /// under a [`reclaim::Guard`]). Returns false if the file is already dead.
+/// The layout of an allocation holding a `FileInner<U>` header and a `V`, and the offsets of
+/// the header and the value in it.
+fn file_layout<V, U: ?Sized>() -> Option<(Layout, usize, usize)> {
+    let h = Layout::new::<FileInner<U>>();
+    let v = Layout::new::<V>();
+    let value_off = h.size().checked_next_multiple_of(v.align())?;
+    let header_off = value_off - h.size();
+    let size = value_off.checked_add(v.size())?;
+    let align = FILE_ALIGN.max(v.align()).max(h.align());
+    Some((
+        Layout::from_size_align(size, align).ok()?.pad_to_align(),
+        header_off,
+        value_off,
+    ))
+}
+
+/// The vtable entries for a value of type `V` behind a header of `FileInner<U>`.
+#[allow(clippy::type_complexity)]
+struct Vt<V, U: ?Sized>(PhantomData<(fn(V), fn(*const U))>);
+
+impl<V, U: ?Sized> Vt<V, U> {
+    const VTABLE: FileVtable = FileVtable {
+        drop_value: Self::drop_value,
+        dealloc: Self::dealloc,
+    };
+
+    /// # Safety
+    ///
+    /// `header` is the header of a live allocation made for `V` behind `FileInner<U>`, whose
+    /// value is initialised and dropped only here.
+    unsafe fn drop_value(header: NonNull<u8>) {
+        // SAFETY: per the contract, the value follows the header.
+        unsafe {
+            let v = header.as_ptr().add(mem::size_of::<FileInner<U>>()) as *mut V;
+            ptr::drop_in_place(v);
+        }
+    }
+
+    /// # Safety
+    ///
+    /// As `drop_value`, after it ran; called once.
+    unsafe fn dealloc(header: NonNull<u8>) {
+        let Some((layout, header_off, _)) = file_layout::<V, U>() else {
+            unreachable!("the layout was valid when the file was made")
+        };
+        #[cfg(feature = "leak-check")]
+        // ORDERING: Relaxed; a leak counter read after threads are joined.
+        FILES_LIVE.fetch_sub(1, core::sync::atomic::Ordering::Relaxed);
+        // SAFETY: the allocation starts `header_off` bytes before the header and was made with
+        // `layout`.
+        unsafe { alloc::alloc::dealloc(header.as_ptr().sub(header_off), layout) };
+    }
+}
+
+impl<F: ?Sized> FileInner<F> {
+    /// The value's address, derived from the header's (so it keeps the provenance of the
+    /// whole allocation) when `F` is sized, read from `this` when it is not.
     ///
     /// # Safety
     ///
-    /// `this` must point to a `FileInner` whose memory is kept alive by the guard: it was read
-    /// from a table slot after the guard was pinned.
-    #[inline]
-    pub(crate) unsafe fn try_get_rcu(this: *const Self, _guard: &reclaim::Guard) -> bool {
-        reclaim::assert_live(this);
-        // SAFETY: the caller guarantees the memory is valid for the guard's lifetime.
+    /// `this` points to a live header.
+    #[inline(always)]
+    pub(crate) unsafe fn value_ptr(this: *const Self) -> *const F {
+        if mem::size_of::<*const F>() == mem::size_of::<*const u8>() {
+            // A thin pointer: `F` is sized, and its value follows the header.
+            // SAFETY: per the type's invariant the value is at this offset in the allocation.
+            let p = unsafe { (this as *const u8).add(mem::size_of::<Self>()) };
+            // SAFETY: `*const F` is a thin pointer here, with the same representation as
+            // `*const u8`.
+            unsafe { mem::transmute_copy::<*const u8, *const F>(&p) }
+        } else {
+            // SAFETY: per the contract; `this` is written once, before the file is shared.
+            unsafe { (*this).this }
+        }
+    }
+
+    /// The header of the value at `value`.
+    ///
+    /// # Safety
+    ///
+    /// `value` is the value pointer of a live file (from [`FileInner::value_ptr`]).
+    #[inline(always)]
+    pub(crate) unsafe fn from_value_ptr(value: *const F) -> *const Self {
+        // SAFETY: per the type's invariant the header sits immediately before the value.
+        unsafe { (value as *const u8).sub(mem::size_of::<Self>()) as *const Self }
+    }
+
+    /// `file_ref_get` under an RCU read-side section: takes a reference on a file reached
+    /// without one (through a table slot). False if it is already dead.
+    ///
+    /// # Safety
+    ///
+    /// `this` was read from a table slot inside the current RCU read-side section, which is
+    /// still open: the memory cannot be freed before the section ends.
+    #[inline(always)]
+    pub(crate) unsafe fn try_get_rcu(this: *const Self) -> bool {
+        rcu::assert_live(this);
+        // SAFETY: the caller guarantees the memory is valid for the section.
         let refcnt = unsafe { &(*this).refcnt };
         // ORDERING: Acquire, so the caller's re-check of the slot and of `files.fdt` cannot be
         // satisfied before this increment (see `Files::fget`). The file's contents are already
         // visible through the Acquire load of the slot, which pairs with the Release store in
         // `fd_install`/`do_dup2`.
         let old = refcnt.fetch_add(1, Ordering::Acquire);
-        reclaim::assert_live(this);
+        rcu::assert_live(this);
         let new = old.wrapping_add(1);
         if (new as isize) >= 0 {
             return true;
@@ -99,8 +207,8 @@ impl<F> FileInner<F> {
     #[cold]
     fn get_slow(refcnt: &AtomicUsize, new: usize) -> bool {
         if new >= RELEASED {
-            // Dead zone: the last reference is gone. Memory here is never recycled while the
-            // reader is pinned, so pinning the value back to DEAD cannot hit another file.
+            // Dead zone: the last reference is gone. The memory is not freed while the reader
+            // is in its section, so pinning the value back to DEAD cannot hit another file.
             // ORDERING: Relaxed; only keeps the count in the middle of the dead zone.
             refcnt.store(DEAD, Ordering::Relaxed);
             return false;
@@ -111,9 +219,9 @@ impl<F> FileInner<F> {
         true
     }
 
-    /// `file_ref_inc`: takes another reference on a file the caller already holds one on.
-    #[inline]
-    fn inc(&self) {
+    /// `file_ref_inc` / `get_file`: another reference on a file the caller holds one on.
+    #[inline(always)]
+    pub(crate) fn inc(&self) {
         // ORDERING: Relaxed; the caller's own reference keeps the file alive, and nothing is
         // published by taking another (as for `Arc::clone`).
         let old = self.refcnt.fetch_add(1, Ordering::Relaxed);
@@ -130,48 +238,23 @@ impl<F> FileInner<F> {
         }
     }
 
-    /// `file_ref_put`: drops one reference. Returns true if this was the last one and the
-    /// caller must release the file.
-    ///
-    /// A put that leaves other references is one compare-and-swap that never takes the count
-    /// below ONEREF. Only a put that finds the count at ONEREF (or in a special zone) goes to
-    /// `put_slow`, which pins *before* decrementing: between its decrement to NOREF and its
-    /// NOREF → DEAD cmpxchg, a lock-free lookup may revive the count, drop it again, release
-    /// the file and retire its memory; the pin keeps that memory alive until our cmpxchg is done
-    /// (the kernel's `file_ref_put` disables preemption for the same window).
-    #[inline]
+    /// `file_ref_put`: drops one reference with one unconditional decrement. True if this was
+    /// the last and the caller must release the file.
+    #[inline(always)]
     fn put(&self) -> bool {
-        // ORDERING: Relaxed; only a first guess for the compare-and-swap below.
-        let mut c = self.refcnt.load(Ordering::Relaxed);
-        loop {
-            if c == ONEREF || c > MAXREF {
-                return self.put_slow();
-            }
-            // ORDERING: Release on success; everything this holder did with the file
-            // happens-before the release, which acquires in `put_slow` (the cmpxchg there reads
-            // a value in this RMW's release sequence). Failure: Relaxed, we only retry.
-            match self
-                .refcnt
-                .compare_exchange_weak(c, c - 1, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => return false,
-                Err(actual) => c = actual,
-            }
-        }
+        let section = rcu::put_begin();
+        // ORDERING: Release; everything this holder did with the file happens-before the
+        // release, which acquires in `put_slow` (its cmpxchg reads a value in this RMW's
+        // release sequence).
+        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
+        rcu::assert_live(self);
+        let last = (new as isize) < 0 && self.put_slow(new);
+        rcu::put_end(section);
+        last
     }
 
     #[cold]
-    fn put_slow(&self) -> bool {
-        let _pinned = reclaim::pin();
-        // ORDERING: Release; as in `put`.
-        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
-        // (Under loom: each access to memory that can be retired is checked right after it
-        // happens, with no model switch point in between.)
-        reclaim::assert_live(self);
-        if (new as isize) >= 0 {
-            // Another reference appeared since `put` looked.
-            return false;
-        }
+    fn put_slow(&self, new: usize) -> bool {
         if new == NOREF {
             // That was the last reference. A concurrent lookup may have raised the count back
             // to ONEREF; then it owns the file and this put must not release.
@@ -182,7 +265,7 @@ impl<F> FileInner<F> {
                 .refcnt
                 .compare_exchange(NOREF, DEAD, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok();
-            reclaim::assert_live(self);
+            rcu::assert_live(self);
             return won;
         }
         if new >= RELEASED {
@@ -197,14 +280,47 @@ impl<F> FileInner<F> {
         false
     }
 
-    /// Marks the file as reachable by lock-free readers: its memory will need a grace period.
+    /// `file_ref_put_close`: the put of a close, which usually holds the last reference: one
+    /// compare-and-swap, from ONEREF straight to DEAD when it is the last, so there is no
+    /// window in which a lookup can revive the file and no read-side section is needed.
     #[inline]
-    pub(crate) fn mark_rcu_visible(&self) {
-        // ORDERING: Relaxed both; the flag is read by whoever releases the file, which acquires
-        // every holder's Release decrement (see `put`), and the installing thread's later
-        // Release store of the slot orders this store before any reader's access.
-        if self.flags.load(Ordering::Relaxed) & RCU_VISIBLE == 0 {
-            self.flags.store(RCU_VISIBLE, Ordering::Relaxed);
+    fn put_close(&self) -> bool {
+        // ORDERING: Relaxed; only a first guess for the compare-and-swap.
+        let mut old = self.refcnt.load(Ordering::Relaxed);
+        loop {
+            if old > MAXREF {
+                return self.put_close_badval(old);
+            }
+            let new = if old == ONEREF { DEAD } else { old - 1 };
+            // ORDERING: AcqRel on success: Release as any put (this holder's uses happen-before
+            // the release), Acquire when it is the last (every earlier holder's Release
+            // decrement happens-before the drop). Failure: Relaxed, we retry.
+            match self
+                .refcnt
+                .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Relaxed)
+            {
+                Ok(_) => return new == DEAD,
+                Err(actual) => old = actual,
+            }
+        }
+    }
+
+    #[cold]
+    fn put_close_badval(&self, _old: usize) -> bool {
+        // A dead or saturated count: the plain put knows what to do with both, and needs its
+        // section only for the NOREF window, which a dead count does not reach.
+        self.put()
+    }
+
+    /// Marks the file as reachable by lock-free readers: its memory will need a grace period.
+    #[inline(always)]
+    pub(crate) fn mark_visible(&self) {
+        // ORDERING: Relaxed both; the flag is read by whoever releases the file, after the
+        // Acquire of its last put, which every holder's Release decrement precedes; and the
+        // installing thread's later Release store of the slot orders this store before any
+        // lock-free reader's access. Racing stores write the same value; nothing clears it.
+        if !self.visible.load(Ordering::Relaxed) {
+            self.visible.store(true, Ordering::Relaxed);
         }
     }
 
@@ -212,37 +328,60 @@ impl<F> FileInner<F> {
     ///
     /// # Safety
     ///
-    /// Called exactly once, by the thread whose `put` returned true.
+    /// Called exactly once, by the thread whose last put returned true.
     #[cold]
     unsafe fn release(this: NonNull<Self>) {
-        let ptr = this.as_ptr();
-        // SAFETY: `put` returned true, so the count is DEAD and no holder remains; lock-free
-        // readers can only touch `refcnt`, never `value`.
-        unsafe { ManuallyDrop::drop(&mut (*ptr).value) };
-        // ORDERING: Relaxed; see `mark_rcu_visible`.
-        // SAFETY: the allocation is still live (freed below at the earliest).
-        let visible = unsafe { (*ptr).flags.load(Ordering::Relaxed) } & RCU_VISIBLE != 0;
+        let p = this.as_ptr();
+        // SAFETY: the last put succeeded, so the count is DEAD and no holder remains;
+        // lock-free readers can only touch `refcnt`, never the value.
+        let (vtable, visible) = unsafe { ((*p).vtable, (*p).visible.load(Ordering::Relaxed)) };
+        // SAFETY: as above; `drop_value` matches the allocation (its vtable).
+        unsafe { (vtable.drop_value)(this.cast()) };
         if visible {
-            let guard = reclaim::pin();
-            // SAFETY: the file is no longer in any slot (the table's reference was dropped
-            // before the count could reach zero), so readers pinning from now on cannot reach
-            // it; `dealloc` frees the allocation exactly once.
-            unsafe { guard.defer_free(ptr, Self::dealloc) };
+            // SAFETY: the file is in no slot any more (a slot holds a reference, and the count
+            // reached zero), so sections that begin from now on cannot reach it; the head is
+            // the header's first field, untouched until `free_rcu` runs.
+            unsafe { rcu::call_rcu(this.cast::<RcuHead>(), Self::free_rcu) };
         } else {
-            // SAFETY: never installed, so no lock-free reader ever saw the pointer.
-            unsafe { Self::dealloc(ptr) };
+            // SAFETY: never visible, so no lock-free reader ever saw the pointer.
+            unsafe { (vtable.dealloc)(this.cast()) };
         }
     }
 
+    /// The RCU callback of [`FileInner::release`].
+    ///
     /// # Safety
     ///
-    /// `ptr` came from `Box::into_raw` in [`FileRef::new`] and its value is already dropped.
-    unsafe fn dealloc(ptr: *mut Self) {
-        #[cfg(feature = "leak-check")]
-        // ORDERING: Relaxed; the leak counter of `FileRef::new`.
-        FILES_LIVE.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
-        // SAFETY: per the contract; `ManuallyDrop` keeps the value from being dropped twice.
-        drop(unsafe { Box::from_raw(ptr) });
+    /// `head` is the `rcu` field of a released file's header, passed once.
+    unsafe fn free_rcu(head: NonNull<RcuHead>) {
+        // SAFETY: `rcu` is the first field, so the header is at the head's address; its
+        // vtable is still intact (only the value was dropped).
+        unsafe {
+            let vtable = (*head.cast::<Self>().as_ptr()).vtable;
+            (vtable.dealloc)(head.cast());
+        }
+    }
+
+    /// `file_count`: the number of references, racy by nature.
+    pub(crate) fn count(&self) -> usize {
+        // ORDERING: Relaxed; an instantaneous, racy reading, as `file_count` is.
+        let c = self.refcnt.load(Ordering::Relaxed);
+        if c >= RELEASED { 0 } else { c.wrapping_add(1) }
+    }
+
+    /// Takes another reference through a pointer the caller keeps alive otherwise.
+    #[inline(always)]
+    pub(crate) fn get(&self) -> NonNull<Self> {
+        self.inc();
+        NonNull::from(self)
+    }
+
+    /// The value.
+    #[inline(always)]
+    pub(crate) fn value(&self) -> &F {
+        // SAFETY: the header is live (we have `&self`), and a caller holding `&self` from a
+        // reference or a slot keeps the value alive.
+        unsafe { &*Self::value_ptr(self) }
     }
 }
 
@@ -251,32 +390,129 @@ impl<F> FileInner<F> {
 /// Cloning takes a reference (`get_file`); dropping puts one (`fput`). Dropping the last one
 /// drops the value — the file's release — exactly once, on the dropping thread, and never
 /// under a table lock.
-pub struct FileRef<F> {
+///
+/// `F` may be unsized: `FileRef<dyn MyFile>` holds any type implementing `MyFile` behind one
+/// count, made with [`FileRef::new_unsize`].
+pub struct FileRef<F: ?Sized> {
     ptr: NonNull<FileInner<F>>,
-    _owns: PhantomData<FileInner<F>>,
+    _owns: PhantomData<F>,
 }
 
 // SAFETY: a `FileRef` hands out `&F` to whichever thread holds it and drops `F` on whichever
 // thread drops the last one, exactly like `Arc<F>`.
-unsafe impl<F: Send + Sync> Send for FileRef<F> {}
+unsafe impl<F: ?Sized + Send + Sync> Send for FileRef<F> {}
 // SAFETY: as above.
-unsafe impl<F: Send + Sync> Sync for FileRef<F> {}
+unsafe impl<F: ?Sized + Send + Sync> Sync for FileRef<F> {}
 
 impl<F> FileRef<F> {
-    /// Creates a file with one reference, held by the returned value.
+    /// Creates a file with one reference, held by the returned value. Aborts if memory runs
+    /// out, as `Box::new` does; see [`FileRef::try_new`].
     pub fn new(value: F) -> Self {
-        let inner = Box::new(FileInner {
-            refcnt: AtomicUsize::new(ONEREF),
-            flags: AtomicUsize::new(0),
-            value: ManuallyDrop::new(value),
-        });
-        #[cfg(feature = "leak-check")]
-        // ORDERING: Relaxed; a leak counter, read by tests after the threads are joined and
-        // the grace periods drained, which order it.
-        FILES_LIVE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        FileRef {
-            ptr: NonNull::from(Box::leak(inner)),
-            _owns: PhantomData,
+        match Self::try_new_inner(value) {
+            Ok(f) => f,
+            Err((_, layout)) => alloc::alloc::handle_alloc_error(layout),
+        }
+    }
+
+    /// Creates a file with one reference; `ENOMEM` if the allocator refuses (the value is
+    /// dropped).
+    pub fn try_new(value: F) -> Result<Self, Errno> {
+        Self::try_new_inner(value).map_err(|_| Errno::ENOMEM)
+    }
+
+    fn try_new_inner(value: F) -> Result<Self, (F, Layout)> {
+        // SAFETY: the identity is a valid coercion: same address, same (no) metadata.
+        unsafe { FileRef::<F>::alloc_with(value, |p| p) }
+    }
+}
+
+impl<F: ?Sized> FileRef<F> {
+    /// Creates a file of an unsized type — typically a trait object — from a sized value,
+    /// with one reference count and no extra allocation:
+    ///
+    /// ```
+    /// use fdtable::{FileLike, FileRef};
+    /// trait MyFile: FileLike { fn name(&self) -> &str; }
+    /// struct Pipe;
+    /// impl FileLike for Pipe {}
+    /// impl MyFile for Pipe { fn name(&self) -> &str { "pipe" } }
+    ///
+    /// let f = FileRef::<dyn MyFile>::new_unsize(Pipe, |p| p);
+    /// assert_eq!(f.name(), "pipe");
+    /// ```
+    ///
+    /// `coerce` turns a reference to the value into a reference to `F` — the unsizing
+    /// coercion `|v| v`. It must return a reference to the value itself, at the value's own
+    /// address (a reference to a field at offset zero is accepted too; the value is still
+    /// dropped whole, as `V`); anything else panics. Aborts if memory runs out.
+    pub fn new_unsize<V>(value: V, coerce: impl FnOnce(&V) -> &F) -> Self {
+        match Self::try_new_unsize(value, coerce) {
+            Ok(f) => f,
+            Err(_) => match file_layout::<V, F>() {
+                Some((layout, _, _)) => alloc::alloc::handle_alloc_error(layout),
+                None => panic!("fdtable: a file of this size cannot be allocated"),
+            },
+        }
+    }
+
+    /// As [`FileRef::new_unsize`], with `ENOMEM` instead of aborting.
+    pub fn try_new_unsize<V>(value: V, coerce: impl FnOnce(&V) -> &F) -> Result<Self, Errno> {
+        // SAFETY: `coerce` is checked below to return a pointer at the value's address whose
+        // referent lies inside the value (it is derived from `&V` for the same lifetime); the
+        // metadata it carries is used only for `&F`, never for dropping or freeing.
+        let r = unsafe {
+            FileRef::<F>::alloc_with(value, |p: *const V| {
+                // SAFETY: `alloc_with` passes a pointer to the initialised value.
+                let f: *const F = coerce(&*p);
+                assert_eq!(
+                    f as *const u8, p as *const u8,
+                    "fdtable: FileRef::new_unsize's coercion must return the value itself"
+                );
+                f
+            })
+        };
+        r.map_err(|_| Errno::ENOMEM)
+    }
+
+    /// Allocates a file holding `value`, seen as `F` through `coerce`.
+    ///
+    /// # Safety
+    ///
+    /// `coerce(p)` must return a pointer to the value at `p` (same address, metadata valid
+    /// for it).
+    unsafe fn alloc_with<V>(
+        value: V,
+        coerce: impl FnOnce(*const V) -> *const F,
+    ) -> Result<Self, (V, Layout)> {
+        let Some((layout, header_off, value_off)) = file_layout::<V, F>() else {
+            return Err((value, Layout::new::<u8>()));
+        };
+        // SAFETY: the layout is non-zero-sized (it holds the header).
+        let base = unsafe { alloc::alloc::alloc(layout) };
+        if base.is_null() {
+            return Err((value, layout));
+        }
+        // SAFETY: fresh allocation of `layout`; the header and the value fit at their offsets
+        // with their alignments (`file_layout`).
+        unsafe {
+            let v = base.add(value_off) as *mut V;
+            v.write(value);
+            let header = base.add(header_off) as *mut FileInner<F>;
+            let this = coerce(v);
+            header.write(FileInner {
+                rcu: RcuHead::new(),
+                refcnt: AtomicUsize::new(ONEREF),
+                vtable: &const { Vt::<V, F>::VTABLE },
+                visible: AtomicBool::new(false),
+                this,
+            });
+            #[cfg(feature = "leak-check")]
+            // ORDERING: Relaxed; a leak counter read after threads are joined.
+            FILES_LIVE.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            Ok(FileRef {
+                ptr: NonNull::new_unchecked(header),
+                _owns: PhantomData,
+            })
         }
     }
 
@@ -292,26 +528,25 @@ impl<F> FileRef<F> {
         this.inner().count()
     }
 
-    /// Gives up this reference as a raw pointer to the value (for the C ABI).
+    /// Gives up this reference as a raw pointer to the value (for a C ABI).
     pub fn into_raw(this: Self) -> *const F {
         let this = ManuallyDrop::new(this);
-        // SAFETY: the pointer is valid; `addr_of!` creates no reference to the value.
-        unsafe { &raw const (*this.ptr.as_ptr()).value as *const F }
+        FileRef::as_ptr(&this)
     }
 
     /// Takes back a reference given up by [`FileRef::into_raw`].
     ///
     /// # Safety
     ///
-    /// `ptr` must come from `into_raw` on a `FileRef<F>` of the same `F`, and the reference it
-    /// carries must not be reclaimed twice.
+    /// `ptr` must come from `into_raw` (or [`FileRef::as_ptr`], with a reference counted for
+    /// it by [`FileRef::increment_raw`]) on a `FileRef<F>` of the same `F`, and the reference
+    /// it carries must not be taken back twice.
     pub unsafe fn from_raw(ptr: *const F) -> Self {
-        let offset = std::mem::offset_of!(FileInner<F>, value);
-        // SAFETY: `ptr` points at the `value` field of a live `FileInner<F>`.
-        let inner = unsafe { (ptr as *const u8).sub(offset) } as *mut FileInner<F>;
+        // SAFETY: per the contract `ptr` is the value pointer of a live file.
+        let inner = unsafe { FileInner::from_value_ptr(ptr) };
         FileRef {
             // SAFETY: derived from a non-null pointer to a live allocation.
-            ptr: unsafe { NonNull::new_unchecked(inner) },
+            ptr: unsafe { NonNull::new_unchecked(inner as *mut FileInner<F>) },
             _owns: PhantomData,
         }
     }
@@ -330,12 +565,11 @@ impl<F> FileRef<F> {
 
     /// The value's address, without giving up the reference.
     pub fn as_ptr(this: &Self) -> *const F {
-        // SAFETY: a `FileRef` keeps the file alive; the result keeps the provenance of the whole
-        // allocation (`from_raw` steps back to the header).
+        // SAFETY: a `FileRef` keeps the file alive.
         unsafe { FileInner::value_ptr(this.ptr.as_ptr()) }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn inner(&self) -> &FileInner<F> {
         // SAFETY: a `FileRef` holds a reference, so the allocation and value are live.
         unsafe { self.ptr.as_ref() }
@@ -347,7 +581,7 @@ impl<F> FileRef<F> {
     /// # Safety
     ///
     /// The caller transfers one counted reference on `ptr` to the result.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn from_inner(ptr: NonNull<FileInner<F>>) -> Self {
         FileRef {
             ptr,
@@ -355,47 +589,26 @@ impl<F> FileRef<F> {
         }
     }
 
-    /// Gives up the reference as the raw inner pointer (to store it in a slot).
-    #[inline]
+    /// Gives up the reference as the raw header pointer (to store it in a slot).
+    #[inline(always)]
     pub(crate) fn into_inner(this: Self) -> NonNull<FileInner<F>> {
         let this = ManuallyDrop::new(this);
         this.ptr
     }
-}
 
-impl<F> FileInner<F> {
-    /// The value's address, derived from `this` without creating a reference (so it keeps the
-    /// provenance of the whole allocation).
-    ///
-    /// # Safety
-    ///
-    /// `this` points to a live `FileInner`.
-    #[inline(always)]
-    pub(crate) unsafe fn value_ptr(this: *const Self) -> *const F {
-        // SAFETY: per the contract; `ManuallyDrop<F>` is `repr(transparent)`.
-        unsafe { &raw const (*this).value as *const F }
-    }
-
+    /// Drops this reference the way a close does (`fput_close`): one compare-and-swap, and
+    /// the release on the spot if it was the last.
     #[inline]
-    pub(crate) fn value(&self) -> &F {
-        &self.value
-    }
-
-    pub(crate) fn count(&self) -> usize {
-        // ORDERING: Relaxed; an instantaneous, racy reading, as `file_count` is.
-        let c = self.refcnt.load(Ordering::Relaxed);
-        if c >= RELEASED { 0 } else { c.wrapping_add(1) }
-    }
-
-    /// Takes another reference through a pointer the caller keeps alive otherwise.
-    #[inline]
-    pub(crate) fn get(&self) -> NonNull<FileInner<F>> {
-        self.inc();
-        NonNull::from(self)
+    pub(crate) fn put_close(this: Self) {
+        let this = ManuallyDrop::new(this);
+        if this.inner().put_close() {
+            // SAFETY: the last put: this is the one releasing thread.
+            unsafe { FileInner::release(this.ptr) };
+        }
     }
 }
 
-impl<F> Clone for FileRef<F> {
+impl<F: ?Sized> Clone for FileRef<F> {
     #[inline]
     fn clone(&self) -> Self {
         self.inner().inc();
@@ -406,30 +619,30 @@ impl<F> Clone for FileRef<F> {
     }
 }
 
-impl<F> Drop for FileRef<F> {
+impl<F: ?Sized> Drop for FileRef<F> {
     #[inline]
     fn drop(&mut self) {
         if self.inner().put() {
-            // SAFETY: `put` returned true: this is the one releasing thread.
+            // SAFETY: the last put: this is the one releasing thread.
             unsafe { FileInner::release(self.ptr) };
         }
     }
 }
 
-impl<F> Deref for FileRef<F> {
+impl<F: ?Sized> Deref for FileRef<F> {
     type Target = F;
-    #[inline]
+    #[inline(always)]
     fn deref(&self) -> &F {
-        &self.inner().value
+        self.inner().value()
     }
 }
 
-impl<F: std::fmt::Debug> std::fmt::Debug for FileRef<F> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for FileRef<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("FileRef")
             .field("ptr", &self.ptr)
             .field("count", &FileRef::count(self))
-            .field("value", &**self)
+            .field("value", &&**self)
             .finish()
     }
 }
@@ -448,6 +661,11 @@ mod tests {
         }
     }
 
+    fn released(n: &StdAtomic) -> usize {
+        // ORDERING: SeqCst; single-threaded test.
+        n.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
     #[test]
     fn release_exactly_once() {
         let n = Arc::new(StdAtomic::new(0));
@@ -455,11 +673,20 @@ mod tests {
         let b = a.clone();
         assert_eq!(FileRef::count(&a), 2);
         drop(a);
-        // ORDERING: SeqCst; single-threaded test.
-        assert_eq!(n.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert_eq!(released(&n), 0);
         drop(b);
-        // ORDERING: SeqCst; single-threaded test.
-        assert_eq!(n.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(released(&n), 1);
+    }
+
+    #[test]
+    fn put_close_releases_at_the_last() {
+        let n = Arc::new(StdAtomic::new(0));
+        let a = FileRef::new(Probe(n.clone()));
+        let b = a.clone();
+        FileRef::put_close(a);
+        assert_eq!(released(&n), 0);
+        FileRef::put_close(b);
+        assert_eq!(released(&n), 1);
     }
 
     #[test]
@@ -474,21 +701,70 @@ mod tests {
         assert!(FileRef::ptr_eq(&x, &y));
         drop(x);
         drop(y);
-        // ORDERING: SeqCst; single-threaded test.
-        assert_eq!(n.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(released(&n), 1);
     }
 
     #[test]
     fn dead_count_refuses_lookup() {
         let f = FileRef::new(5u32);
         let inner = f.ptr;
-        f.inner().mark_rcu_visible();
-        let guard = reclaim::pin();
-        // Simulate the reader's window: hold the memory by the guard, drop the last reference.
+        f.inner().mark_visible();
+        let section = rcu::lookup_begin();
+        // The reader's window: the memory is held by the section; drop the last reference.
         drop(f);
-        // SAFETY: the file was marked visible, so its memory outlives `guard`.
-        assert!(!unsafe { FileInner::try_get_rcu(inner.as_ptr(), &guard) });
+        // SAFETY: the file was visible, so its memory outlives the section.
+        assert!(!unsafe { FileInner::try_get_rcu(inner.as_ptr()) });
         // SAFETY: as above.
-        assert!(!unsafe { FileInner::try_get_rcu(inner.as_ptr(), &guard) });
+        assert!(!unsafe { FileInner::try_get_rcu(inner.as_ptr()) });
+        rcu::lookup_end(section);
+    }
+
+    trait Named: Send + Sync {
+        fn name(&self) -> &'static str;
+    }
+    #[repr(align(128))]
+    struct Big(u8, #[allow(dead_code)] Probe);
+    impl Named for Big {
+        fn name(&self) -> &'static str {
+            if self.0 == 7 { "big" } else { "?" }
+        }
+    }
+    impl Named for Probe {
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+    }
+
+    #[test]
+    fn trait_objects_one_count() {
+        let n = Arc::new(StdAtomic::new(0));
+        let a = FileRef::<dyn Named>::new_unsize(Probe(n.clone()), |p| p);
+        let b = FileRef::<dyn Named>::new_unsize(Big(7, Probe(n.clone())), |p| p);
+        assert_eq!(a.name(), "probe");
+        assert_eq!(b.name(), "big");
+        assert_eq!((FileRef::as_ptr(&b) as *const u8).align_offset(128), 0);
+        let c = b.clone();
+        assert_eq!(FileRef::count(&b), 2);
+        let raw = FileRef::into_raw(c);
+        // SAFETY: from `into_raw` above.
+        let c = unsafe { FileRef::<dyn Named>::from_raw(raw) };
+        assert!(FileRef::ptr_eq(&b, &c));
+        drop((a, b, c));
+        assert_eq!(released(&n), 2);
+    }
+
+    #[test]
+    fn unsized_slices() {
+        let f = FileRef::<[u8]>::new_unsize([1u8, 2, 3], |a| a);
+        assert_eq!(&*f, &[1, 2, 3]);
+        let z = FileRef::<dyn Send>::new_unsize((), |a| a);
+        drop((f, z));
+    }
+
+    #[test]
+    #[should_panic(expected = "must return the value itself")]
+    fn a_coercion_elsewhere_panics() {
+        static OTHER: u32 = 0;
+        let _f: FileRef<u32> = FileRef::new_unsize(5u32, |_| &OTHER);
     }
 }

@@ -1,7 +1,7 @@
 //! The system-wide cap on table size: the kernel's `fs.nr_open` sysctl.
 
 use crate::errno::Errno;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// `sysctl_nr_open_min`: `BITS_PER_LONG`.
 pub const NR_OPEN_MIN: usize = 64;

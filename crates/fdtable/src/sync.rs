@@ -1,19 +1,20 @@
 //! The std/loom shim: every atomic, lock and interior-mutable cell the core uses comes from here,
 //! so `RUSTFLAGS="--cfg loom"` swaps the whole core onto loom's model checker.
 //!
-//! Nothing outside this module names `std::sync::atomic` or `std::cell::UnsafeCell` directly.
+//! Nothing outside this module names `core::sync::atomic` or `core::cell::UnsafeCell` for the
+//! table's shared state directly.
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering, fence};
+pub(crate) use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, fence};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicPtr, AtomicUsize, Ordering, fence};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, fence};
 
 /// An `UnsafeCell` with loom's closure API, so loom can check every access made through it.
 #[derive(Debug)]
 pub(crate) struct UnsafeCell<T> {
     #[cfg(not(loom))]
-    inner: std::cell::UnsafeCell<T>,
+    inner: core::cell::UnsafeCell<T>,
     #[cfg(loom)]
     inner: loom::cell::UnsafeCell<T>,
 }
@@ -22,7 +23,7 @@ impl<T> UnsafeCell<T> {
     pub(crate) fn new(value: T) -> Self {
         Self {
             #[cfg(not(loom))]
-            inner: std::cell::UnsafeCell::new(value),
+            inner: core::cell::UnsafeCell::new(value),
             #[cfg(loom)]
             inner: loom::cell::UnsafeCell::new(value),
         }
@@ -41,64 +42,64 @@ impl<T> UnsafeCell<T> {
             self.inner.with_mut(f)
         }
     }
-
-    /// Consumes the cell.
-    pub(crate) fn into_inner(self) -> T {
-        #[cfg(not(loom))]
-        {
-            self.inner.into_inner()
-        }
-        #[cfg(loom)]
-        {
-            self.inner.into_inner()
-        }
-    }
 }
 
-/// The table's `file_lock`: a plain mutual-exclusion lock with no data of its own (the data it
-/// protects lives in an [`UnsafeCell`] beside it, because an unshared table is used without it).
-#[derive(Debug, Default)]
-pub(crate) struct Lock {
+/// The table's `file_lock`: the embedder's [`lock_api::RawMutex`] (a spinlock by default,
+/// see [`crate::RawSpinLock`]); under loom, loom's own mutex so the model checker sees it.
+pub(crate) struct TableLock<L> {
     #[cfg(not(loom))]
-    inner: std::sync::Mutex<()>,
+    raw: L,
     #[cfg(loom)]
     inner: loom::sync::Mutex<()>,
+    #[cfg(loom)]
+    _raw: core::marker::PhantomData<L>,
 }
 
 /// Held while the lock is held.
-pub(crate) struct LockGuard<'a> {
+pub(crate) struct TableLockGuard<'a, L: lock_api::RawMutex> {
     #[cfg(not(loom))]
-    _inner: std::sync::MutexGuard<'a, ()>,
+    lock: &'a TableLock<L>,
     #[cfg(loom)]
     _inner: loom::sync::MutexGuard<'a, ()>,
+    #[cfg(loom)]
+    _raw: core::marker::PhantomData<L>,
 }
 
-impl Lock {
-    #[inline]
-    pub(crate) fn lock(&self) -> LockGuard<'_> {
+impl<L: lock_api::RawMutex> TableLock<L> {
+    pub(crate) fn new() -> Self {
+        TableLock {
+            #[cfg(not(loom))]
+            raw: L::INIT,
+            #[cfg(loom)]
+            inner: loom::sync::Mutex::new(()),
+            #[cfg(loom)]
+            _raw: core::marker::PhantomData,
+        }
+    }
+
+    /// `spin_lock(&files->file_lock)`.
+    #[inline(always)]
+    pub(crate) fn lock(&self) -> TableLockGuard<'_, L> {
         #[cfg(not(loom))]
         {
-            // A panic while the lock is held cannot leave the protected data half-updated in a
-            // way the poison flag would help with (no code path under the lock panics), so a
-            // poisoned lock is simply taken.
-            LockGuard {
-                _inner: self.inner.lock().unwrap_or_else(|e| e.into_inner()),
-            }
+            self.raw.lock();
+            TableLockGuard { lock: self }
         }
         #[cfg(loom)]
         {
-            LockGuard {
+            TableLockGuard {
                 _inner: self.inner.lock().unwrap(),
+                _raw: core::marker::PhantomData,
             }
         }
     }
 }
 
-/// A busy-wait hint; under loom a yield, so the model lets the other thread make progress.
-#[allow(dead_code)]
-pub(crate) fn spin_loop() {
-    #[cfg(not(loom))]
-    std::hint::spin_loop();
-    #[cfg(loom)]
-    loom::thread::yield_now();
+#[cfg(not(loom))]
+impl<L: lock_api::RawMutex> Drop for TableLockGuard<'_, L> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: this guard was created by `lock`, so the current context holds the lock.
+        unsafe { self.lock.raw.unlock() }
+    }
 }

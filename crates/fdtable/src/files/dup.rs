@@ -1,0 +1,226 @@
+//! The dup family, `fd_renumber`, and per-fd state (close-on-exec, payload).
+
+use super::{FdPayload, FileLike, Files, clamp_end, filp_close};
+use crate::errno::Errno;
+use crate::file_ref::FileRef;
+use crate::flags::O_CLOEXEC;
+
+impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
+    /// `dup(fd)` — the lowest free fd below `nofile` now refers to the same file, with
+    /// close-on-exec clear and a copy of `fd`'s payload. `EBADF` if `fd` is not installed,
+    /// `EMFILE` if the table is full.
+    ///
+    /// Lowest-free is only meaningful if no other thread allocates at the same time.
+    ///
+    /// # References
+    ///
+    /// [dup(2)](https://man7.org/linux/man-pages/man2/dup.2.html)
+    #[inline]
+    pub fn dup(&self, fd: u32, nofile: u64) -> Result<u32, Errno> {
+        let end = clamp_end(nofile);
+        self.locked(|l| {
+            let file = l.lookup(fd as usize).ok_or(Errno::EBADF)?;
+            let payload = l.payload(fd as usize);
+            l.alloc_and_install(file, 0, end, false, payload)
+        })
+        .map(|fd| fd as u32)
+    }
+
+    /// `fcntl(fd, F_DUPFD / F_DUPFD_CLOEXEC, from)` — like [`Files::dup`] but the lowest free
+    /// fd `>= from`. `EBADF` if `fd` is not installed, `EINVAL` if `from >= nofile`, `EMFILE`
+    /// if nothing is free in `from..nofile`.
+    pub fn dupfd(&self, fd: u32, from: u32, cloexec: bool, nofile: u64) -> Result<u32, Errno> {
+        let end = clamp_end(nofile);
+        self.locked(|l| {
+            let file = l.lookup(fd as usize).ok_or(Errno::EBADF)?;
+            if from as u64 >= nofile {
+                return Err(Errno::EINVAL);
+            }
+            let payload = l.payload(fd as usize);
+            l.alloc_and_install(file, from as usize, end, cloexec, payload)
+        })
+        .map(|fd| fd as u32)
+    }
+
+    /// `dup2(oldfd, newfd)` — makes `newfd` refer to `oldfd`'s file (with a copy of its
+    /// payload), closing what it referred to (flushed, error ignored) and clearing its
+    /// close-on-exec bit.
+    ///
+    /// - `oldfd == newfd`: returns it if installed, else `EBADF`; changes nothing.
+    /// - `newfd >= nofile`: `EBADF` (not `EMFILE`, unlike `F_DUPFD`'s `EINVAL`).
+    /// - `oldfd` not installed: `EBADF`.
+    /// - `newfd` reserved by an open in progress: `EBUSY`.
+    ///
+    /// # References
+    ///
+    /// [dup2(2)](https://man7.org/linux/man-pages/man2/dup2.2.html)
+    pub fn dup2(&mut self, oldfd: u32, newfd: u32, nofile: u64) -> Result<u32, Errno> {
+        if oldfd == newfd {
+            return match self.fget(oldfd) {
+                Some(_) => Ok(oldfd),
+                None => Err(Errno::EBADF),
+            };
+        }
+        self.do_dup3(oldfd, newfd, false, nofile)
+    }
+
+    /// `dup3(oldfd, newfd, flags)` — [`Files::dup2`] with `O_CLOEXEC` as the only flag
+    /// (`EINVAL` for any other), and `EINVAL` when `oldfd == newfd`.
+    pub fn dup3(&mut self, oldfd: u32, newfd: u32, flags: u32, nofile: u64) -> Result<u32, Errno> {
+        if flags & !O_CLOEXEC != 0 {
+            return Err(Errno::EINVAL);
+        }
+        if oldfd == newfd {
+            return Err(Errno::EINVAL);
+        }
+        self.do_dup3(oldfd, newfd, flags & O_CLOEXEC != 0, nofile)
+    }
+
+    fn do_dup3(
+        &mut self,
+        oldfd: u32,
+        newfd: u32,
+        cloexec: bool,
+        nofile: u64,
+    ) -> Result<u32, Errno> {
+        if newfd as u64 >= nofile {
+            return Err(Errno::EBADF);
+        }
+        let r = self.locked(|l| {
+            let expanded = l.expand_files(newfd as usize);
+            let file = l.lookup(oldfd as usize).ok_or(Errno::EBADF)?;
+            match expanded {
+                Err(Errno::EMFILE) => return Err(Errno::EBADF),
+                Err(e) => return Err(e),
+                Ok(()) => {}
+            }
+            if l.is_open(newfd as usize) && l.lookup(newfd as usize).is_none() {
+                return Err(Errno::EBUSY);
+            }
+            let payload = l.payload(oldfd as usize);
+            // `expand_files` may have moved the slots, but `file` is held by its slot.
+            match l.do_dup2(file.get(), newfd as usize, cloexec, payload) {
+                Ok(displaced) => Ok(displaced),
+                Err(_) => unreachable!("`newfd` was checked not to be reserved"),
+            }
+        })?;
+        if let Some(f) = r {
+            let _ = filp_close(f);
+        }
+        Ok(newfd)
+    }
+
+    /// `fd_renumber(from, to)` — moves the file at `from` to `to` in one step, as `dup2(from,
+    /// to)` followed by `close(from)` under one lock hold, so no other thread sees the file
+    /// at both numbers or at neither: what WASI's `fd_renumber` needs. The payload moves with
+    /// the file; `to`'s close-on-exec bit is clear (as after `dup2`); what was at `to` is
+    /// closed as `dup2` closes it. The moved file is not flushed: no descriptor referring to
+    /// it is closed. Returns `to`.
+    ///
+    /// - `from == to`: returns it if installed, else `EBADF`; changes nothing.
+    /// - `to >= nofile`: `EBADF`; `from` not installed: `EBADF`.
+    /// - `to` reserved by an open in progress: `EBUSY`.
+    ///
+    /// On error nothing changes.
+    pub fn renumber(&mut self, from: u32, to: u32, nofile: u64) -> Result<u32, Errno> {
+        if from == to {
+            return match self.fget(from) {
+                Some(_) => Ok(from),
+                None => Err(Errno::EBADF),
+            };
+        }
+        if to as u64 >= nofile {
+            return Err(Errno::EBADF);
+        }
+        let displaced = self.locked(|l| {
+            let expanded = l.expand_files(to as usize);
+            l.lookup(from as usize).ok_or(Errno::EBADF)?;
+            match expanded {
+                Err(Errno::EMFILE) => return Err(Errno::EBADF),
+                Err(e) => return Err(e),
+                Ok(()) => {}
+            }
+            if l.is_open(to as usize) && l.lookup(to as usize).is_none() {
+                return Err(Errno::EBUSY);
+            }
+            let payload = l.payload(from as usize);
+            let Some(file) = l.file_close_fd_locked(from as usize) else {
+                unreachable!("`from` was installed above, under the same lock hold")
+            };
+            match l.do_dup2(FileRef::into_inner(file), to as usize, false, payload) {
+                Ok(displaced) => Ok(displaced),
+                Err(_) => unreachable!("`to` was checked not to be reserved"),
+            }
+        })?;
+        if let Some(f) = displaced {
+            let _ = filp_close(f);
+        }
+        Ok(to)
+    }
+
+    /// `fcntl(fd, F_GETFD)`: the close-on-exec bit. `EBADF` if `fd` is not installed.
+    pub fn get_close_on_exec(&self, fd: u32) -> Result<bool, Errno> {
+        let fd = fd as usize;
+        self.locked(|l| {
+            if l.lookup(fd).is_none() {
+                return Err(Errno::EBADF);
+            }
+            Ok(l.cloexec(fd))
+        })
+    }
+
+    /// `fcntl(fd, F_SETFD)` / `ioctl(FIOCLEX / FIONCLEX)`: sets or clears close-on-exec.
+    /// `EBADF` if `fd` is not installed.
+    pub fn set_close_on_exec(&self, fd: u32, cloexec: bool) -> Result<(), Errno> {
+        let fd = fd as usize;
+        self.locked(|l| {
+            if l.lookup(fd).is_none() {
+                return Err(Errno::EBADF);
+            }
+            l.set_cloexec(fd, cloexec);
+            Ok(())
+        })
+    }
+
+    /// The payload of `fd`. `EBADF` if `fd` is not installed.
+    pub fn fd_payload(&self, fd: u32) -> Result<P, Errno> {
+        let fd = fd as usize;
+        self.locked(|l| {
+            if l.lookup(fd).is_none() {
+                return Err(Errno::EBADF);
+            }
+            Ok(l.payload(fd))
+        })
+    }
+
+    /// Replaces the payload of `fd`. `EBADF` if `fd` is not installed.
+    pub fn set_fd_payload(&self, fd: u32, payload: P) -> Result<(), Errno> {
+        let fd = fd as usize;
+        self.locked(|l| {
+            if l.lookup(fd).is_none() {
+                return Err(Errno::EBADF);
+            }
+            l.set_payload(fd, payload);
+            Ok(())
+        })
+    }
+
+    /// A counted reference to the file at `fd` together with its payload, read under one lock
+    /// hold (no lock when the table is unshared). `EBADF` if `fd` is not installed.
+    pub fn fget_with_payload(&self, fd: u32) -> Result<(FileRef<F>, P), Errno> {
+        let fd = fd as usize;
+        self.locked(|l| {
+            let f = l.lookup(fd).ok_or(Errno::EBADF)?;
+            // SAFETY: `get` took a reference for the result.
+            Ok((unsafe { FileRef::from_inner(f.get()) }, l.payload(fd)))
+        })
+    }
+
+    /// `fcntl(fd, F_DUPFD_QUERY, other)`: whether `other` refers to the same open file as
+    /// `fd`. `EBADF` if either is not installed.
+    pub fn dupfd_query(&self, fd: u32, other: u32) -> Result<bool, Errno> {
+        let a = self.fget(fd).ok_or(Errno::EBADF)?;
+        let b = self.fget(other).ok_or(Errno::EBADF)?;
+        Ok(FileRef::ptr_eq(&a, &b))
+    }
+}

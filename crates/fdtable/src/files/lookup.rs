@@ -1,0 +1,254 @@
+//! Lookups: the light `fdget` (seed 1) and the lock-free `fget` (seed 3).
+
+use super::{FdPayload, FileLike, Files};
+use crate::fd::Fd;
+use crate::fdtable::TableRef;
+use crate::file_ref::{FileInner, FileRef};
+use crate::rcu;
+use crate::sync::Ordering;
+use core::ptr::NonNull;
+
+impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
+    /// `fdget` — the light lookup (seed 1, `fget_light`).
+    ///
+    /// If this handle is the table's only user, the result *borrows* the file: no lock, no
+    /// atomic read-modify-write, no reference count. Otherwise it takes a reference
+    /// (`FDPUT_FPUT`) through the lock-free [`Files::fget`]. Either way, `Fd` derefs to the
+    /// file and drops what it took.
+    ///
+    /// The borrow ties the result to `&self`: it cannot outlive the call that made it, and
+    /// while it lives this handle cannot close that fd or share the table — every operation
+    /// that can remove a file from a slot ([`close_fd`](Files::close_fd), `dup2`, `dup3`,
+    /// [`renumber`](Files::renumber), [`replace_fd`](Files::replace_fd), `close_range`, `exec`,
+    /// `unshare`) or add a sharer ([`share`](Files::share),
+    /// [`reserve_owned`](Files::reserve_owned)) takes `&mut self`:
+    ///
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.close_fd(fd).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    ///
+    /// and likewise for the other operations named above (each of these fails to compile):
+    ///
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// let other = files.share(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.dup2(fd, 5, 1024).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.dup3(fd, 5, 0, 1024).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.renumber(fd, 5, 1024).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.replace_fd(fd, FileRef::new(F), 0, 1024).unwrap(); // error: borrowed
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// let r = files.reserve_owned(0, 1024).unwrap(); // error: borrowed
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.close_range(0, 10, 0).unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.exec().unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    /// ```compile_fail
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// files.unshare().unwrap(); // error: `files` is borrowed by `file`
+    /// drop(file);
+    /// ```
+    ///
+    /// while the same calls compile once the borrow is gone:
+    ///
+    /// ```
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// let file = files.fdget(fd).unwrap();
+    /// drop(file);
+    /// files.dup2(fd, 5, 1024).unwrap();
+    /// files.dup3(fd, 6, 0, 1024).unwrap();
+    /// files.renumber(6, 7, 1024).unwrap();
+    /// files.replace_fd(7, FileRef::new(F), 0, 1024).unwrap();
+    /// let r = files.reserve_owned(0, 1024).unwrap();
+    /// drop(r);
+    /// let other = files.share();
+    /// files.unshare().unwrap();
+    /// files.close_range(5, 5, 0).unwrap();
+    /// files.exec().unwrap();
+    /// files.close_fd(fd).unwrap();
+    /// drop(other);
+    /// ```
+    ///
+    /// Returns `None` for a free or reserved fd (callers answer `EBADF`).
+    ///
+    /// # Kernel
+    ///
+    /// `fdget` in fs/file.c, which reads `files->count == 1` each time; this handle caches the
+    /// answer (it can only change through its own `share`), so the light path is one load of
+    /// the cached array, a bounds check and one load of the slot.
+    #[inline(always)]
+    pub fn fdget(&self, fd: u32) -> Option<Fd<'_, F>> {
+        let arr = self.light.get();
+        if !arr.is_null() {
+            // SAFETY: `light` is non-null only while this handle is the table's only user, and
+            // then it is the current allocation, which only this handle (not borrowed mutably
+            // now) can retire.
+            let arr = unsafe { TableRef::new(arr) };
+            let slot = arr.slot(fd as usize)?;
+            // ORDERING: Relaxed; with one user, every slot store was made by this thread or
+            // ordered before us by the Acquire that established `light`.
+            let p = NonNull::new(slot.load(Ordering::Relaxed))?;
+            // SAFETY: the slot's reference keeps the file alive for as long as the slot holds
+            // it, which is at least the borrow of `self` (see above).
+            return Some(unsafe { Fd::borrowed(p) });
+        }
+        self.fdget_slow(fd)
+    }
+
+    /// `fdget` when this handle has not (yet) seen itself alone: the table may be shared.
+    /// Kept out of line so the light path in [`Files::fdget`] stays a handful of instructions
+    /// wherever it is inlined.
+    #[inline(never)]
+    fn fdget_slow(&self, fd: u32) -> Option<Fd<'_, F>> {
+        // ORDERING: Acquire; pairs with the Release decrement in `Drop for Files`.
+        if self.fs().hot.count.load(Ordering::Acquire) == 1 {
+            return self.become_light(fd);
+        }
+        // SAFETY: `fget` returns a counted reference, which `Fd::owned` takes over.
+        self.fget(fd)
+            .map(|f| unsafe { Fd::owned(FileRef::into_inner(f)) })
+    }
+
+    /// The other handles are gone: cache the array and take the light path from now on.
+    #[cold]
+    fn become_light(&self, fd: u32) -> Option<Fd<'_, F>> {
+        // ORDERING: Relaxed; the Acquire load of `count` that brought us here ordered every
+        // other handle's stores of `fdt` before this load, and only we can store it from now on.
+        self.light.set(self.fs().hot.fdt.load(Ordering::Relaxed));
+        self.fdget(fd)
+    }
+
+    /// `fget_raw` — a counted reference to the file at `fd`, without taking any lock
+    /// (seed 3, `__fget_files_rcu`).
+    ///
+    /// Inside an RCU read-side section (two plain stores with the built-in RCU), and safe
+    /// against every writer racing with it:
+    ///
+    /// 1. *The file's count already reached zero* (a close dropped the last reference after we
+    ///    loaded the pointer): the increment lands in the dead zone and fails; retry, and the
+    ///    slot reads as empty or as a new file.
+    /// 2. *The slot or the table changed* (close, dup2 replacing the file, growth to a new
+    ///    array) after we loaded it: the re-check after the increment sees it; drop the
+    ///    reference (outside the section: it may release the file, here) and retry.
+    ///
+    /// So the returned file was installed at `fd` in the current array at some instant after
+    /// the reference was taken. The section keeps the array and the file's memory from being
+    /// freed while we touch them: both are freed through RCU once no section can see them.
+    ///
+    /// Costs two locked instructions in all: the increment here and the decrement of the
+    /// returned reference's drop.
+    #[inline]
+    pub fn fget(&self, fd: u32) -> Option<FileRef<F>> {
+        let fd = fd as usize;
+        let fdt = &self.fs().hot.fdt;
+        loop {
+            let section = rcu::lookup_begin();
+            // ORDERING: Acquire; pairs with the Release store in `expand_files`: the array's
+            // slots and `max_fds` are those that were published with it.
+            let arr_ptr = fdt.load(Ordering::Acquire);
+            // SAFETY: allocations are retired only through RCU (or freed at once when there is
+            // a single user, which then is not running this), and we are in a section.
+            let arr = unsafe { TableRef::new(arr_ptr) };
+            let Some(slot) = arr.slot(fd) else {
+                rcu::lookup_end(section);
+                return None;
+            };
+            // ORDERING: Acquire; pairs with the Release store in `Locked::publish`: the file is
+            // initialised before we touch it.
+            let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
+                rcu::lookup_end(section);
+                return None;
+            };
+            // SAFETY: `p` was read from a slot inside the section, which is still open.
+            if !unsafe { FileInner::try_get_rcu(p.as_ptr()) } {
+                // (1) the count already reached zero.
+                rcu::lookup_end(section);
+                continue;
+            }
+            // ORDERING: Acquire both; ordered after the increment (which is Acquire), so they
+            // observe the table as it was after our reference existed.
+            let changed = fdt.load(Ordering::Acquire) != arr_ptr
+                || slot.load(Ordering::Acquire) != p.as_ptr();
+            rcu::lookup_end(section);
+            // SAFETY: `try_get_rcu` took a reference for us.
+            let file = unsafe { FileRef::from_inner(p) };
+            if changed {
+                // (2) the table or the slot changed under us.
+                drop(file);
+                continue;
+            }
+            return Some(file);
+        }
+    }
+}

@@ -1,0 +1,633 @@
+//! The built-in RCU (feature `std`): epochs whose read side is two ordinary stores.
+//!
+//! # The scheme
+//!
+//! Each thread that reads owns a [`Record`] (cache-line aligned, linked into a global registry
+//! once and reused after the thread exits). A lookup's section stores the global epoch into
+//! the record's `lookup` word on entry and zero on exit; the window of a put stores one and
+//! zero into its `put` word. Neither store is a read-modify-write, and on Linux neither is
+//! followed by a fence: only a compiler barrier.
+//!
+//! Retired objects go into the retiring thread's *bag*, tagged with the epoch read after they
+//! were unlinked. Every [`BATCH`] retirements the thread tries to *advance* the epoch from `e`
+//! to `e + 1`, which succeeds only if every record is quiescent (both words zero) or in a
+//! lookup section entered during `e`, with no put window open; an object tagged `t` is freed
+//! once the epoch reaches `t + 2` (crossbeam-epoch's rule).
+//!
+//! # Asymmetric fences
+//!
+//! The classic scheme needs a full fence between a reader's store of its epoch and its first
+//! load of a shared pointer, paired with a fence in the advancer before it reads the records
+//! (a store-load, Dekker-style pairing). Here the advancer first runs
+//! `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)`, which executes a full barrier on every CPU
+//! running a thread of this process (or the CPU passes through a context switch, a full barrier
+//! too): so a reader's compiler barrier acts as a full fence at the moment it matters
+//! (urcu-memb, `smp_mb_master`). The fence moves from every lookup to one system call per
+//! [`BATCH`] retirements.
+//!
+//! Where `membarrier` is not available (Linux before 4.14, or filtered by seccomp), records
+//! are not used: readers take the *anonymous* path, a sequentially consistent increment and
+//! decrement of one global counter, and an advance waits until that counter is zero. On hosts
+//! other than Linux records are used with a full fence on both sides. Threads that are exiting
+//! (their record already returned) and threads whose record could not be allocated take the
+//! anonymous path too.
+//!
+//! # Why a put window needs no epoch
+//!
+//! A put window blocks any advance while it is open, whatever the epoch. It lasts a handful of
+//! instructions, so this cannot starve reclamation; and it is enough: the object a put window
+//! protects can only be retired *after* the window opened (its count must first reach zero
+//! through this put), so both advances that must pass before it is freed start after the
+//! window opened and see it open (after their `membarrier`) until it closes.
+
+use super::RcuHead;
+use crate::lock::RawSpinLock;
+use core::cell::{Cell, UnsafeCell};
+use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering, compiler_fence, fence};
+use crossbeam_utils::CachePadded;
+use lock_api::Mutex;
+
+/// Retirements between two attempts to advance the epoch (each attempt costs one
+/// `membarrier` call, some microseconds, so this amortises it to a few nanoseconds each).
+const BATCH: usize = 256;
+
+/// The global epoch. Starts at 1: a `lookup` word of 0 means "not in a section".
+static EPOCH: CachePadded<AtomicUsize> = CachePadded::new(AtomicUsize::new(1));
+
+/// Readers on the anonymous path (no record, see the module docs).
+static ANON: CachePadded<AtomicUsize> = CachePadded::new(AtomicUsize::new(0));
+
+/// Every record ever created, and the retirements of threads that exited.
+static REGISTRY: Mutex<RawSpinLock, Registry> = Mutex::const_new(
+    <RawSpinLock as lock_api::RawMutex>::INIT,
+    Registry {
+        head: ptr::null(),
+        orphans: Queue::new(),
+    },
+);
+
+struct Registry {
+    /// The records, newest first; a record is never freed, only reused.
+    head: *const Record,
+    /// Retirements left by exited threads (and by threads without a record).
+    orphans: Queue,
+}
+
+// SAFETY: the registry only holds pointers to records (which are `Sync`: every field another
+// thread reads is atomic) and queued heads whose objects are already unreachable; it is only
+// touched under its lock.
+unsafe impl Send for Registry {}
+
+/// Value of `LOCAL` for a thread that may not register (exiting, or no record could be
+/// made): it takes the anonymous path.
+const NO_RECORD: *const Record = ptr::without_provenance(1);
+/// Token of a section on the anonymous path.
+const ANON_TOKEN: usize = 0;
+
+std::thread_local! {
+    /// This thread's record; null until the first section or retirement.
+    static LOCAL: Cell<*const Record> = const { Cell::new(ptr::null()) };
+    /// Gives the record back when the thread exits; touched once, at registration.
+    static EXIT: ExitGuard = const { ExitGuard };
+}
+
+/// One thread's side of the protocol.
+///
+/// # Invariants
+///
+/// - `lookup`, `put` are written only by the owning thread; the advancer only reads them.
+/// - `bag` and `since` are touched only by the owning thread (or, after it gave the record
+///   back, by nobody: the bag is moved to the orphans first).
+/// - `next` is written once, before the record is published in the registry.
+#[repr(align(128))]
+struct Record {
+    /// The epoch a lookup section began in, or 0.
+    lookup: AtomicUsize,
+    /// 1 while a put window is open.
+    put: AtomicUsize,
+    /// Owned by a live thread.
+    in_use: AtomicBool,
+    next: *const Record,
+    bag: UnsafeCell<Queue>,
+    /// Retirements since the last collection (owner-only).
+    since: Cell<usize>,
+}
+
+// SAFETY: see the invariants: other threads read only the atomics and `next` (immutable once
+// published); `bag` and `since` are owner-only.
+unsafe impl Sync for Record {}
+
+/// A FIFO of retired heads, linked through `RcuHead::next`, tags in `RcuHead::data`.
+struct Queue {
+    head: *mut RcuHead,
+    tail: *mut RcuHead,
+    len: usize,
+}
+
+impl Queue {
+    const fn new() -> Self {
+        Queue {
+            head: ptr::null_mut(),
+            tail: ptr::null_mut(),
+            len: 0,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `h` is valid and not queued anywhere.
+    unsafe fn push(&mut self, h: NonNull<RcuHead>) {
+        let h = h.as_ptr();
+        // SAFETY: per the contract; `tail`, if non-null, is a queued head.
+        unsafe {
+            (*h).next = ptr::null_mut();
+            if self.tail.is_null() {
+                self.head = h;
+            } else {
+                (*self.tail).next = h;
+            }
+        }
+        self.tail = h;
+        self.len += 1;
+    }
+
+    /// Appends `other` (emptying it).
+    fn append(&mut self, other: &mut Queue) {
+        if other.head.is_null() {
+            return;
+        }
+        if self.tail.is_null() {
+            self.head = other.head;
+        } else {
+            // SAFETY: `tail` is a queued head.
+            unsafe { (*self.tail).next = other.head };
+        }
+        self.tail = other.tail;
+        self.len += other.len;
+        *other = Queue::new();
+    }
+
+    /// Removes and returns the prefix of heads tagged at most `max_tag`.
+    fn take_ready(&mut self, max_tag: usize) -> Queue {
+        let mut ready = Queue::new();
+        // SAFETY: every linked head is valid until its callback runs.
+        unsafe {
+            while !self.head.is_null() && (*self.head).data <= max_tag {
+                let h = self.head;
+                self.head = (*h).next;
+                self.len -= 1;
+                if self.head.is_null() {
+                    self.tail = ptr::null_mut();
+                }
+                ready.push(NonNull::new_unchecked(h));
+            }
+        }
+        ready
+    }
+
+    /// Runs every callback in the queue.
+    ///
+    /// # Safety
+    ///
+    /// The grace period of every queued head has elapsed.
+    unsafe fn run(self) {
+        let mut h = self.head;
+        while !h.is_null() {
+            // SAFETY: `h` is queued and valid; read its link before the callback frees it.
+            unsafe {
+                let next = (*h).next;
+                if let Some(f) = (*h).func {
+                    f(NonNull::new_unchecked(h));
+                }
+                h = next;
+            }
+        }
+    }
+}
+
+/// The reader's half of the fence pair.
+#[inline(always)]
+fn light_barrier() {
+    #[cfg(target_os = "linux")]
+    compiler_fence(Ordering::SeqCst);
+    #[cfg(not(target_os = "linux"))]
+    fence(Ordering::SeqCst);
+}
+
+/// The advancer's half: a full barrier on every CPU running a thread of this process.
+fn heavy_barrier() {
+    #[cfg(target_os = "linux")]
+    {
+        if membarrier::ready() {
+            membarrier::private_expedited();
+            return;
+        }
+    }
+    fence(Ordering::SeqCst);
+}
+
+#[cfg(target_os = "linux")]
+mod membarrier {
+    use core::sync::atomic::{AtomicU8, Ordering};
+
+    const MEMBARRIER_CMD_QUERY: libc::c_long = 0;
+    const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_long = 1 << 3;
+    const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_long = 1 << 4;
+
+    /// 0: not probed, 1: registered, 2: unavailable.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+
+    fn membarrier(cmd: libc::c_long) -> libc::c_long {
+        // SAFETY: membarrier(2) takes no pointers; an unsupported command fails with EINVAL
+        // or ENOSYS.
+        unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                cmd,
+                0 as libc::c_long,
+                0 as libc::c_long,
+            )
+        }
+    }
+
+    /// Whether private expedited membarrier is registered for this process (probing and
+    /// registering on first use).
+    pub(super) fn ready() -> bool {
+        // ORDERING: Acquire; pairs with the Release store below: a thread that sees 1 sees
+        // the registration (a syscall, ordered by the store anyway).
+        match STATE.load(Ordering::Acquire) {
+            1 => true,
+            2 => false,
+            _ => {
+                let q = membarrier(MEMBARRIER_CMD_QUERY);
+                let ok = q >= 0
+                    && q & MEMBARRIER_CMD_PRIVATE_EXPEDITED != 0
+                    && membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+                // ORDERING: Release; pairs with the Acquire above. Racing probes store the
+                // same answer.
+                STATE.store(if ok { 1 } else { 2 }, Ordering::Release);
+                ok
+            }
+        }
+    }
+
+    pub(super) fn private_expedited() {
+        // Registered, so this cannot fail; if it ever did, the caller would still have issued
+        // a full fence of its own below.
+        if membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 {
+            core::sync::atomic::fence(Ordering::SeqCst);
+        }
+    }
+}
+
+/// Whether records may be used (on Linux: only with membarrier).
+fn records_allowed() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        membarrier::ready()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        true
+    }
+}
+
+#[inline(always)]
+fn local() -> *const Record {
+    LOCAL.with(|c| c.get())
+}
+
+/// Begins a lookup section; returns its token (the record's address, or [`ANON_TOKEN`]).
+#[inline(always)]
+pub(super) fn lookup_begin() -> usize {
+    let r = local();
+    if (r as usize) <= NO_RECORD as usize {
+        return begin_slow(true);
+    }
+    // SAFETY: a non-sentinel `LOCAL` is this thread's record, alive forever.
+    let rec = unsafe { &*r };
+    // ORDERING: Acquire on the epoch; pairs with the Release store in `try_advance`: a reader
+    // that sees epoch e+1 sees every unlink made visible by that advance's membarrier. Release
+    // on the record (a plain store on x86): pairs with the Acquire load in `try_advance`, so an
+    // advancer that reads this value also synchronises with the end of our previous section;
+    // against the section's own loads the store is ordered by the advancer's membarrier
+    // (module docs), not by this ordering.
+    rec.lookup
+        .store(EPOCH.load(Ordering::Acquire), Ordering::Release);
+    light_barrier();
+    r as usize
+}
+
+/// Ends a lookup section.
+#[inline(always)]
+pub(super) fn lookup_end(token: usize) {
+    if token == ANON_TOKEN {
+        return anon_end();
+    }
+    // SAFETY: the token is this thread's record (from `lookup_begin`).
+    let rec = unsafe { &*(token as *const Record) };
+    // ORDERING: Release; pairs with the Acquire load in `try_advance`: every access the
+    // section made happens-before a free that follows the advancer seeing 0.
+    rec.lookup.store(0, Ordering::Release);
+}
+
+/// Opens a put window.
+#[inline(always)]
+pub(super) fn put_begin() -> usize {
+    let r = local();
+    if (r as usize) <= NO_RECORD as usize {
+        return begin_slow(false);
+    }
+    // SAFETY: as in `lookup_begin`.
+    let rec = unsafe { &*r };
+    // ORDERING: Release (a plain store on x86); as in `lookup_begin`.
+    rec.put.store(1, Ordering::Release);
+    light_barrier();
+    r as usize
+}
+
+/// Closes a put window.
+#[inline(always)]
+pub(super) fn put_end(token: usize) {
+    if token == ANON_TOKEN {
+        return anon_end();
+    }
+    // SAFETY: as in `lookup_end`.
+    let rec = unsafe { &*(token as *const Record) };
+    // ORDERING: Release; as in `lookup_end`.
+    rec.put.store(0, Ordering::Release);
+}
+
+#[cold]
+#[inline(never)]
+fn begin_slow(lookup: bool) -> usize {
+    if local().is_null() && register() {
+        return if lookup { lookup_begin() } else { put_begin() };
+    }
+    // ORDERING: SeqCst; a full fence against the advancer's SeqCst load of `ANON` (the
+    // anonymous path is the classic fence-on-both-sides protocol).
+    ANON.fetch_add(1, Ordering::SeqCst);
+    ANON_TOKEN
+}
+
+#[cold]
+#[inline(never)]
+fn anon_end() {
+    // ORDERING: Release; the section's accesses happen-before an advance that reads 0.
+    ANON.fetch_sub(1, Ordering::Release);
+}
+
+/// Gives this thread a record. False if it may not have one (then `LOCAL` is [`NO_RECORD`]).
+#[cold]
+fn register() -> bool {
+    if !records_allowed() || EXIT.try_with(|_| ()).is_err() {
+        LOCAL.with(|c| c.set(NO_RECORD));
+        return false;
+    }
+    let mut reg = REGISTRY.lock();
+    // Reuse a record given back by an exited thread.
+    let mut r = reg.head;
+    while !r.is_null() {
+        // SAFETY: registry records are never freed.
+        let rec = unsafe { &*r };
+        // ORDERING: Acquire on success; pairs with the Release store in `ExitGuard::drop`:
+        // the previous owner's uses of the record happen-before ours. Relaxed on failure.
+        if rec
+            .in_use
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            LOCAL.with(|c| c.set(r));
+            return true;
+        }
+        r = rec.next;
+    }
+    let layout = core::alloc::Layout::new::<Record>();
+    // SAFETY: `Record` is not zero-sized.
+    let p = unsafe { std::alloc::alloc(layout) } as *mut Record;
+    if p.is_null() {
+        drop(reg);
+        LOCAL.with(|c| c.set(NO_RECORD));
+        return false;
+    }
+    // SAFETY: `p` is a fresh allocation for a `Record`.
+    unsafe {
+        p.write(Record {
+            lookup: AtomicUsize::new(0),
+            put: AtomicUsize::new(0),
+            in_use: AtomicBool::new(true),
+            next: reg.head,
+            bag: UnsafeCell::new(Queue::new()),
+            since: Cell::new(0),
+        })
+    };
+    // The advancer reads the list under this lock, so the record is seen by every advance
+    // that starts after the unlock, before this thread's first section.
+    reg.head = p;
+    drop(reg);
+    LOCAL.with(|c| c.set(p));
+    true
+}
+
+/// Returns the thread's record at exit.
+struct ExitGuard;
+
+impl Drop for ExitGuard {
+    fn drop(&mut self) {
+        let r = LOCAL.with(|c| c.replace(NO_RECORD));
+        if (r as usize) <= NO_RECORD as usize {
+            return;
+        }
+        // SAFETY: this thread's record.
+        let rec = unsafe { &*r };
+        // SAFETY: owner-only bag; the record is still ours.
+        let bag = unsafe { &mut *rec.bag.get() };
+        REGISTRY.lock().orphans.append(bag);
+        // ORDERING: Release; pairs with the Acquire compare-and-swap in `register`.
+        rec.in_use.store(false, Ordering::Release);
+    }
+}
+
+/// `call_rcu`: queue `head` on this thread's bag, tagged with the current epoch.
+///
+/// # Safety
+///
+/// As [`super::call_rcu`].
+pub(super) unsafe fn call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>)) {
+    let mut r = local();
+    if r.is_null() && register() {
+        r = local();
+    }
+    // ORDERING: Relaxed; a tag read too early only delays the free (the unlink that precedes
+    // this call is made visible to readers by the membarrier of the next advance).
+    let tag = EPOCH.load(Ordering::Relaxed);
+    // SAFETY: the caller hands `head` over until `func` runs.
+    unsafe {
+        (*head.as_ptr()).func = Some(func);
+        (*head.as_ptr()).data = tag;
+    }
+    if (r as usize) <= NO_RECORD as usize {
+        let mut reg = REGISTRY.lock();
+        // SAFETY: `head` is ours to queue (see above).
+        unsafe { reg.orphans.push(head) };
+        return;
+    }
+    // SAFETY: this thread's record; the bag is owner-only.
+    let rec = unsafe { &*r };
+    // SAFETY: as above.
+    unsafe { (*rec.bag.get()).push(head) };
+    let n = rec.since.get() + 1;
+    if n >= BATCH {
+        rec.since.set(0);
+        collect(rec);
+    } else {
+        rec.since.set(n);
+    }
+}
+
+/// Tries to advance the epoch, then frees what is old enough in this thread's bag and in the
+/// orphans.
+fn collect(rec: &Record) {
+    let (epoch, orphans) = {
+        let mut reg = REGISTRY.lock();
+        let e = try_advance(&reg);
+        let ready = reg.orphans.take_ready(e.saturating_sub(2));
+        (e, ready)
+    };
+    // SAFETY: tags at most epoch − 2: their grace periods have elapsed.
+    unsafe { orphans.run() };
+    // SAFETY: owner-only bag.
+    let bag = unsafe { &mut *rec.bag.get() };
+    let ready = bag.take_ready(epoch.saturating_sub(2));
+    // SAFETY: as above.
+    unsafe { ready.run() };
+}
+
+/// Advances the epoch if every reader allows it; returns the epoch after the attempt.
+fn try_advance(reg: &Registry) -> usize {
+    heavy_barrier();
+    // ORDERING: Relaxed; only the advancer (under the registry lock) stores the epoch.
+    let e = EPOCH.load(Ordering::Relaxed);
+    // ORDERING: SeqCst; pairs with the SeqCst increment of the anonymous path.
+    if ANON.load(Ordering::SeqCst) != 0 {
+        return e;
+    }
+    let mut r = reg.head;
+    while !r.is_null() {
+        // SAFETY: registry records are never freed.
+        let rec = unsafe { &*r };
+        // ORDERING: Acquire both; pair with the Release stores that end sections: what a
+        // finished section did happens-before the frees this advance allows.
+        let l = rec.lookup.load(Ordering::Acquire);
+        if (l != 0 && l != e) || rec.put.load(Ordering::Acquire) != 0 {
+            return e;
+        }
+        r = rec.next;
+    }
+    // ORDERING: Release; pairs with the Acquire epoch load in `lookup_begin`.
+    EPOCH.store(e + 1, Ordering::Release);
+    e + 1
+}
+
+/// Frees everything whose grace period can be completed now: in a quiescent program (every
+/// thread outside its sections), everything retired so far by this thread and by threads that
+/// exited. Retirements still in the bags of other live threads are theirs to free.
+pub(super) fn drain() {
+    let r = local();
+    for _ in 0..3 {
+        let ready = {
+            let mut reg = REGISTRY.lock();
+            let e = try_advance(&reg);
+            reg.orphans.take_ready(e.saturating_sub(2))
+        };
+        // SAFETY: grace periods elapsed (see `collect`).
+        unsafe { ready.run() };
+    }
+    if (r as usize) > NO_RECORD as usize {
+        // SAFETY: this thread's record.
+        collect(unsafe { &*r });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicUsize as Counter;
+
+    #[test]
+    fn sections_nest_only_across_kinds() {
+        let t = lookup_begin();
+        let p = put_begin();
+        put_end(p);
+        lookup_end(t);
+        // SAFETY: the sections above registered this thread's record, which lives forever.
+        let rec = unsafe { &*local() };
+        // ORDERING: Relaxed (both loads); single-threaded check of our own record.
+        assert_eq!(rec.lookup.load(Ordering::Relaxed), 0);
+        assert_eq!(rec.put.load(Ordering::Relaxed), 0);
+    }
+
+    #[repr(C)]
+    struct Obj {
+        head: RcuHead,
+        freed: Arc<Counter>,
+    }
+
+    unsafe fn free_obj(h: NonNull<RcuHead>) {
+        // SAFETY: `head` is the first field of an `Obj` made by `Box::into_raw`.
+        let o = unsafe { Box::from_raw(h.as_ptr() as *mut Obj) };
+        // ORDERING: Relaxed; a test counter.
+        o.freed.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn retired_objects_are_freed_after_two_advances() {
+        let freed = Arc::new(Counter::new(0));
+        for _ in 0..(3 * BATCH) {
+            let o = Box::into_raw(Box::new(Obj {
+                head: RcuHead::new(),
+                freed: freed.clone(),
+            }));
+            // SAFETY: never published, freed once by the callback.
+            unsafe { call_rcu(NonNull::new_unchecked(o as *mut RcuHead), free_obj) };
+        }
+        drain();
+        drain();
+        // ORDERING: Relaxed; a test counter.
+        assert_eq!(freed.load(Ordering::Relaxed), 3 * BATCH);
+    }
+
+    #[test]
+    fn an_open_section_blocks_reclamation() {
+        let freed = Arc::new(Counter::new(0));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+        let reader = std::thread::spawn(move || {
+            let s = lookup_begin();
+            tx.send(()).unwrap();
+            done_rx.recv().unwrap();
+            lookup_end(s);
+        });
+        rx.recv().unwrap();
+        let o = Box::into_raw(Box::new(Obj {
+            head: RcuHead::new(),
+            freed: freed.clone(),
+        }));
+        // SAFETY: never published, freed once by the callback.
+        unsafe { call_rcu(NonNull::new_unchecked(o as *mut RcuHead), free_obj) };
+        for _ in 0..4 {
+            drain();
+        }
+        // ORDERING: Relaxed; a test counter.
+        assert_eq!(freed.load(Ordering::Relaxed), 0, "freed under a reader");
+        done_tx.send(()).unwrap();
+        reader.join().unwrap();
+        for _ in 0..2 {
+            drain();
+        }
+        // ORDERING: Relaxed; a test counter.
+        assert_eq!(freed.load(Ordering::Relaxed), 1);
+    }
+}

@@ -1,0 +1,301 @@
+//! Read-copy-update: how lock-free readers and the memory they read are kept apart.
+//!
+//! A lookup on a shared table reads the published fd array and a file's reference count
+//! without any lock. Memory such a reader may be touching — an array replaced by growth, a
+//! released file that was visible in a shared table — is not freed at once but handed to
+//! [`call_rcu`], which frees it after a *grace period*: once every read-side section that was
+//! running when it was called has ended. This is the kernel's RCU; the table needs three
+//! things from it, as the kernel's fd layer does:
+//!
+//! - a read-side section around each lock-free lookup (`rcu_read_lock` in `__fget_files`);
+//! - a read-side section around the window of a file's last put, between the decrement that
+//!   takes the count to zero and the compare-and-swap that marks it dead (`file_ref_put` runs
+//!   with preemption disabled, which is an RCU read-side section);
+//! - `call_rcu` for the memory (the kernel's `free_fdtable_rcu`; its files are
+//!   `SLAB_TYPESAFE_BY_RCU`).
+//!
+//! # Who supplies it
+//!
+//! - **With `std` (default)**: [`epoch`](self), an epoch scheme whose read side costs no atomic
+//!   read-modify-write and no fence — two ordinary stores to a per-thread record — because the
+//!   reclaimer pays for both sides with `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` on
+//!   Linux (liburcu's urcu-memb); elsewhere both sides use a full fence.
+//! - **Without `std`**: the embedder's own RCU, through the [`Rcu`] trait and the
+//!   [`set_rcu!`](crate::set_rcu) macro — a kernel maps it to its `rcu_read_lock`,
+//!   `rcu_read_unlock` and `call_rcu`. [`PortableRcu`] is a ready-made one that needs nothing
+//!   but atomics (reader counts in two phases, as SRCU), for bring-up or tests.
+//! - **Under `--cfg loom`**: a model that reclaims at the earliest moment RCU allows and checks
+//!   every access to memory that can be reclaimed.
+
+use core::ptr::NonNull;
+
+#[cfg(all(feature = "std", not(loom)))]
+mod epoch;
+#[cfg(loom)]
+mod loom_model;
+mod portable;
+
+pub use portable::PortableRcu;
+
+/// The link a deferred free is queued by, embedded in every object the table retires (the
+/// kernel's `struct rcu_head`). Between [`Rcu::call_rcu`] and the callback, its fields belong
+/// to the RCU implementation.
+#[repr(C)]
+#[derive(Debug)]
+pub struct RcuHead {
+    /// Queue link.
+    pub next: *mut RcuHead,
+    /// The callback to run after the grace period.
+    pub func: Option<unsafe fn(NonNull<RcuHead>)>,
+    /// One word for the implementation (the built-in one stores the retirement epoch).
+    pub data: usize,
+}
+
+impl RcuHead {
+    /// An unlinked head.
+    pub const fn new() -> Self {
+        RcuHead {
+            next: core::ptr::null_mut(),
+            func: None,
+            data: 0,
+        }
+    }
+}
+
+impl Default for RcuHead {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// An RCU implementation, for embedders without `std` (a kernel supplies its own).
+///
+/// # Safety
+///
+/// Implementations must provide RCU's guarantee: a callback passed to
+/// [`call_rcu`](Rcu::call_rcu) runs only after every read-side section that had begun when
+/// `call_rcu` was called has ended (a section begins with [`read_lock`](Rcu::read_lock) and
+/// ends with the [`read_unlock`](Rcu::read_unlock) given its token), and it runs exactly once.
+/// Sections nest. Memory effects made before `call_rcu` must be visible to the callback, and a
+/// section's loads must happen-before the callback (the ordering the kernel's RCU gives).
+/// `read_lock` and `read_unlock` must not block, must not allocate, and may be called from
+/// any thread, inside a table operation or a file's release.
+pub unsafe trait Rcu {
+    /// Begins a read-side section (`rcu_read_lock`); the token goes to the matching
+    /// [`read_unlock`](Rcu::read_unlock) (a kernel's RCU can ignore it; SRCU needs it).
+    fn read_lock() -> usize;
+    /// Ends the section begun by the `read_lock` that returned `token`.
+    fn read_unlock(token: usize);
+    /// Runs `func(head)` once, after a grace period (`call_rcu`). Must not allocate: the head
+    /// is embedded in the object.
+    ///
+    /// # Safety
+    ///
+    /// `head` stays valid and untouched by the caller until `func` runs.
+    unsafe fn call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>));
+    /// Waits until every read-side section begun before the call has ended
+    /// (`synchronize_rcu`). Must not be called inside a section.
+    fn synchronize_rcu();
+}
+
+/// Installs `$t` ([`Rcu`]) as the RCU of every table in the program, for builds without the
+/// `std` feature (with `std` the built-in one is used and this macro is not needed). Call it
+/// once, in the crate that builds the final binary or kernel image:
+///
+/// ```ignore
+/// struct KernelRcu;
+/// unsafe impl fdtable::rcu::Rcu for KernelRcu { /* rcu_read_lock, call_rcu, ... */ }
+/// fdtable::set_rcu!(KernelRcu);
+/// // or, with no RCU of your own: fdtable::set_rcu!(fdtable::rcu::PortableRcu);
+/// ```
+#[macro_export]
+macro_rules! set_rcu {
+    ($t:ty) => {
+        const _: () = {
+            #[unsafe(no_mangle)]
+            fn __fdtable_rcu_read_lock() -> usize {
+                <$t as $crate::rcu::Rcu>::read_lock()
+            }
+            #[unsafe(no_mangle)]
+            fn __fdtable_rcu_read_unlock(token: usize) {
+                <$t as $crate::rcu::Rcu>::read_unlock(token)
+            }
+            #[unsafe(no_mangle)]
+            unsafe fn __fdtable_call_rcu(
+                head: ::core::ptr::NonNull<$crate::rcu::RcuHead>,
+                func: unsafe fn(::core::ptr::NonNull<$crate::rcu::RcuHead>),
+            ) {
+                // SAFETY: forwarded from the table, which upholds `call_rcu`'s contract.
+                unsafe { <$t as $crate::rcu::Rcu>::call_rcu(head, func) }
+            }
+            #[unsafe(no_mangle)]
+            fn __fdtable_synchronize_rcu() {
+                <$t as $crate::rcu::Rcu>::synchronize_rcu()
+            }
+        };
+    };
+}
+
+#[cfg(all(not(feature = "std"), not(loom)))]
+mod hooks {
+    use super::RcuHead;
+    use core::ptr::NonNull;
+
+    unsafe extern "Rust" {
+        fn __fdtable_rcu_read_lock() -> usize;
+        fn __fdtable_rcu_read_unlock(token: usize);
+        fn __fdtable_call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>));
+        fn __fdtable_synchronize_rcu();
+    }
+
+    #[inline(always)]
+    pub(crate) fn read_lock() -> usize {
+        // SAFETY: defined by `set_rcu!` with a safe body; the declaration matches it.
+        unsafe { __fdtable_rcu_read_lock() }
+    }
+
+    #[inline(always)]
+    pub(crate) fn read_unlock(token: usize) {
+        // SAFETY: as above.
+        unsafe { __fdtable_rcu_read_unlock(token) }
+    }
+
+    #[inline(always)]
+    pub(crate) unsafe fn call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>)) {
+        // SAFETY: as above; the caller upholds `call_rcu`'s contract.
+        unsafe { __fdtable_call_rcu(head, func) }
+    }
+
+    #[inline(always)]
+    pub(crate) fn synchronize_rcu() {
+        // SAFETY: as above.
+        unsafe { __fdtable_synchronize_rcu() }
+    }
+}
+
+/// A read-side section in progress; ended by the matching `*_end` (not by drop, so that the
+/// hot paths stay free of drop glue).
+#[must_use]
+pub(crate) struct Section {
+    #[cfg_attr(loom, allow(dead_code))]
+    token: usize,
+}
+
+/// Begins the read-side section of a lock-free lookup.
+#[inline(always)]
+pub(crate) fn lookup_begin() -> Section {
+    #[cfg(all(feature = "std", not(loom)))]
+    {
+        Section {
+            token: epoch::lookup_begin(),
+        }
+    }
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    {
+        Section {
+            token: hooks::read_lock(),
+        }
+    }
+    #[cfg(loom)]
+    {
+        loom_model::pin();
+        Section { token: 0 }
+    }
+}
+
+/// Ends a lookup's section.
+#[inline(always)]
+pub(crate) fn lookup_end(s: Section) {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::lookup_end(s.token);
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    hooks::read_unlock(s.token);
+    #[cfg(loom)]
+    {
+        let _ = s;
+        loom_model::unpin();
+    }
+}
+
+/// Begins the section around a put that may be the last (the kernel's preemption-disabled
+/// window in `file_ref_put`).
+#[inline(always)]
+pub(crate) fn put_begin() -> Section {
+    #[cfg(all(feature = "std", not(loom)))]
+    {
+        Section {
+            token: epoch::put_begin(),
+        }
+    }
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    {
+        Section {
+            token: hooks::read_lock(),
+        }
+    }
+    #[cfg(loom)]
+    {
+        loom_model::pin();
+        Section { token: 0 }
+    }
+}
+
+/// Ends a put's section.
+#[inline(always)]
+pub(crate) fn put_end(s: Section) {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::put_end(s.token);
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    hooks::read_unlock(s.token);
+    #[cfg(loom)]
+    {
+        let _ = s;
+        loom_model::unpin();
+    }
+}
+
+/// Schedules `func(head)` after a grace period (`call_rcu`).
+///
+/// # Safety
+///
+/// The object holding `head` is unreachable for sections that begin after this call; `head`
+/// stays valid until `func` runs; running `func(head)` once, on any thread, is sound.
+#[inline]
+pub(crate) unsafe fn call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>)) {
+    #[cfg(all(feature = "std", not(loom)))]
+    // SAFETY: forwarded contract.
+    unsafe {
+        epoch::call_rcu(head, func)
+    }
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    // SAFETY: forwarded contract.
+    unsafe {
+        hooks::call_rcu(head, func)
+    }
+    #[cfg(loom)]
+    // SAFETY: forwarded contract.
+    unsafe {
+        loom_model::call_rcu(head, func)
+    }
+}
+
+/// Under loom: panics if `ptr` was reclaimed, i.e. the caller touches memory that RCU already
+/// allowed to be freed. A no-op otherwise.
+#[inline(always)]
+pub(crate) fn assert_live<T: ?Sized>(ptr: *const T) {
+    #[cfg(loom)]
+    loom_model::assert_live(ptr as *const u8);
+    #[cfg(not(loom))]
+    let _ = ptr;
+}
+
+/// Runs every deferred free that is safe to run now (in a quiescent program: all of them).
+/// For leak checks in tests; never needed for correctness.
+pub fn drain() {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::drain();
+    #[cfg(loom)]
+    loom_model::drain();
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    hooks::synchronize_rcu();
+}
