@@ -8,12 +8,17 @@
 //!   `close_range`, SCM_RIGHTS receives;
 //! - **task operations** the engine replays: clone/clone3/fork/vfork, unshare, execve, and
 //!   RLIMIT_NOFILE changes;
-//! - **plain calls** with descriptor arguments: a success proves those descriptors open (P15);
+//! - **plain calls** with descriptor arguments: a success proves those descriptors valid (P15),
+//!   EBADF one of them bad, an errno from after the lookup all of them valid; each argument
+//!   is decoded with how the kernel looks it up ([`Lookup`]: O_PATH files pass `fdget_raw`
+//!   and path walks, not `fdget`) and each call with what its EBADF means ([`Ebadf`]) and
+//!   which errnos come after its lookups ([`EARLY`]); see [`crate::engine::args`];
 //! - **unknown names** (`syscall_0x1b8`, or any name not in [`crate::syscalls`]'s lists): counted as
 //!   unsupported, since they might create descriptors the replay cannot see.
 
 use crate::parse::{Call, scan};
 use crate::syscalls;
+use fdtable::Errno;
 
 /// `O_CLOEXEC` and the flags that share its value (`SOCK_CLOEXEC`, `EFD_CLOEXEC`, ...).
 const O_CLOEXEC_BIT: u64 = 0o2000000;
@@ -50,6 +55,16 @@ pub enum Kind {
     Received,
     /// Installed by a resync: the log proved it open but no visible call created it.
     Opaque,
+    /// A pidfd of this process (or thread), from pidfd_open or CLONE_PIDFD.
+    Pidfd(u32),
+}
+
+impl Kind {
+    /// Whether the replay knows if the file is O_PATH: it saw the open (received, inherited
+    /// and resynced descriptors may be O_PATH files it never saw opened).
+    pub fn opath_known(self) -> bool {
+        !matches!(self, Kind::Inherited | Kind::Received | Kind::Opaque)
+    }
 }
 
 /// The clone flags the replay needs.
@@ -181,25 +196,130 @@ impl Op {
     }
 }
 
-/// A decoded call: its op and the descriptors its success proves open.
+/// How a call looks one of its descriptor arguments up (fs/file.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// `fdget_raw` / `fget_raw`, or the start of a path walk: an O_PATH descriptor will do.
+    Raw,
+    /// `fdget` / `fget`: an O_PATH descriptor is EBADF, as if it were closed.
+    NoPath,
+}
+
+/// What an EBADF answer of a call says about its descriptor arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ebadf {
+    /// Only the lookups of the arguments answer EBADF: one of them was bad.
+    Strict,
+    /// EBADF may also come from elsewhere (why): a bad argument explains it, valid ones do
+    /// not contradict it.
+    Other(&'static str),
+    /// The call's table steps check it (close, the dup family, fcntl's descriptor commands,
+    /// accept, ioctls that return descriptors).
+    Steps,
+}
+
+/// A descriptor argument.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdArg {
+    /// The number as the kernel's `unsigned int fd` sees it: a negative value is far beyond
+    /// any table.
+    pub fd: u32,
+    /// Printed negative (never a descriptor).
+    pub negative: bool,
+    /// How the call looks it up.
+    pub lookup: Lookup,
+}
+
+/// Errnos a call may answer before (or without) looking its descriptors up: argument checks
+/// and copies (EINVAL, EFAULT, E2BIG, ENAMETOOLONG), allocations (ENOMEM, ENFILE, and EMFILE:
+/// an open reserves its descriptor before it walks from the dirfd), and what seccomp filters
+/// answer instead of running a call (EPERM, ENOSYS). Any other errno of a call whose lookups
+/// come first proves that they found their descriptors.
+pub const EARLY: &[Errno] = &[
+    Errno::EPERM,
+    Errno::ENOSYS,
+    Errno::EINVAL,
+    Errno::EFAULT,
+    Errno::new(libc::E2BIG),
+    Errno::ENAMETOOLONG,
+    Errno::ENOMEM,
+    Errno::ENFILE,
+    Errno::EMFILE,
+];
+
+/// A decoded call: its op, and its descriptor arguments with what a success or a failure
+/// says about them.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decoded {
     /// The table effect.
     pub op: Op,
-    /// Descriptor arguments (P15).
-    pub uses: Vec<u32>,
+    /// Descriptor arguments: a success proves them valid (P15); see `ebadf` and `proves` for
+    /// failures.
+    pub args: Vec<FdArg>,
+    /// What EBADF says about `args`.
+    pub ebadf: Ebadf,
+    /// Whether an errno outside [`EARLY`] (and `early`) proves that `args` were found (the
+    /// lookups come before the call's other checks).
+    pub proves: bool,
+    /// Errnos besides [`EARLY`] this call may answer before its lookups (ENOENT for an empty
+    /// path: `getname` refuses it before the walk starts).
+    pub early: &'static [Errno],
+    /// pidfd_getfd's target descriptor, looked up (with `fget_task`, O_PATH included) in the
+    /// table of the pidfd's process.
+    pub remote: Option<FdArg>,
 }
+
+impl Decoded {
+    /// A call without descriptor arguments of its own: any EBADF is its steps' (close, the
+    /// dup family, fcntl's descriptor commands).
+    fn op(op: Op) -> Self {
+        Decoded {
+            op,
+            args: Vec::new(),
+            ebadf: Ebadf::Steps,
+            proves: false,
+            early: &[],
+            remote: None,
+        }
+    }
+
+    fn with(mut self, args: Vec<FdArg>, ebadf: Ebadf, proves: bool) -> Self {
+        self.args = args;
+        self.ebadf = ebadf;
+        self.proves = proves;
+        self
+    }
+
+    /// The descriptors a success proves open (P15): the non-negative arguments.
+    pub fn uses(&self) -> Vec<u32> {
+        self.args
+            .iter()
+            .filter(|a| !a.negative)
+            .map(|a| a.fd)
+            .collect()
+    }
+
+    /// Every argument's number as the kernel sees it (negative ones included).
+    pub fn arg_fds(&self) -> Vec<u32> {
+        self.args.iter().map(|a| a.fd).collect()
+    }
+
+    /// Whether `e` may come before the lookups (so it says nothing about them).
+    pub fn is_early(&self, e: Errno) -> bool {
+        EARLY.contains(&e) || self.early.contains(&e)
+    }
+}
+
+/// ENOENT comes before the walk for an empty path (without AT_EMPTY_PATH).
+const EMPTY_PATH: &[Errno] = &[Errno::ENOENT];
 
 /// Decodes one call.
 pub fn decode(call: &Call) -> Decoded {
     let a = call.arg_list();
     let arg = |i: usize| a.get(i).copied().unwrap_or("");
-    let fd = |i: usize| scan::fd_arg(arg(i));
     let flag = |i: usize, name: &str| has_cloexec_flag(arg(i), name);
-    let plain = |uses: Vec<u32>| Decoded {
-        op: Op::Plain,
-        uses,
-    };
+    let one = |i: usize, lookup| fd_arg(arg(i), lookup).into_iter().collect::<Vec<_>>();
+    let plain = |args: Vec<FdArg>, ebadf, proves| Decoded::op(Op::Plain).with(args, ebadf, proves);
     let new = |alloc, cloexec, kind| Op::NewFd {
         alloc,
         cloexec,
@@ -207,39 +327,36 @@ pub fn decode(call: &Call) -> Decoded {
         opath: false,
     };
     use Alloc::*;
-    let op = match syscalls::canonical(&call.name) {
+    use Lookup::{NoPath, Raw};
+    let name = syscalls::canonical(&call.name);
+    let op = match name {
         "open" => open_op(arg(1)),
         "openat" | "open_by_handle_at" => {
             let d = open_op(arg(2));
-            let relative = call.name == "open_by_handle_at" || !is_absolute(arg(1));
-            let dirfd = if relative { fd(0) } else { None };
-            return Decoded {
-                op: d,
-                uses: dirfd.into_iter().collect(),
-            };
+            if name == "open_by_handle_at" {
+                // The mount fd's lookup is not modelled.
+                return Decoded::op(d).with(one(0, Raw), Ebadf::Other(syscalls::UNMODELLED), false);
+            }
+            let mut d = Decoded::op(d).with(dirfd_args(&a, &[100]), Ebadf::Strict, true);
+            d.early = empty_path_early(arg(1));
+            return d;
         }
         "openat2" => {
             let flags = scan::field(arg(2), "flags").unwrap_or("");
-            let d = open_op(flags);
-            let dirfd = if is_absolute(arg(1)) { None } else { fd(0) };
-            return Decoded {
-                op: d,
-                uses: dirfd.into_iter().collect(),
-            };
+            let mut d =
+                Decoded::op(open_op(flags)).with(dirfd_args(&a, &[100]), Ebadf::Strict, true);
+            d.early = empty_path_early(arg(1));
+            return d;
         }
         "creat" => new(ReserveFirst, false, Kind::File),
         "socket" => new(CreateFirst, flag(1, "SOCK_CLOEXEC"), Kind::Anon),
-        "accept" => {
-            return Decoded {
-                op: new(Accept, false, Kind::Anon),
-                uses: fd(0).into_iter().collect(),
-            };
-        }
-        "accept4" => {
-            return Decoded {
-                op: new(Accept, flag(3, "SOCK_CLOEXEC"), Kind::Anon),
-                uses: fd(0).into_iter().collect(),
-            };
+        "accept" | "accept4" => {
+            let cloexec = name == "accept4" && flag(3, "SOCK_CLOEXEC");
+            return Decoded::op(new(Accept, cloexec, Kind::Anon)).with(
+                one(0, NoPath),
+                Ebadf::Steps,
+                true,
+            );
         }
         "eventfd" | "epoll_create" | "inotify_init" => new(CreateFirst, false, Kind::Anon),
         "eventfd2" => new(CreateFirst, flag(1, "EFD_CLOEXEC"), Kind::Anon),
@@ -247,10 +364,11 @@ pub fn decode(call: &Call) -> Decoded {
         "inotify_init1" => new(CreateFirst, flag(0, "IN_CLOEXEC"), Kind::Anon),
         "signalfd" | "signalfd4" => {
             if arg(0).trim() == "-1" {
-                let cloexec = call.name == "signalfd4" && flag(3, "SFD_CLOEXEC");
+                let cloexec = name == "signalfd4" && flag(3, "SFD_CLOEXEC");
                 new(CreateFirst, cloexec, Kind::Anon)
             } else {
-                return plain(fd(0).into_iter().collect());
+                // fs/signalfd.c: `fdget` of an existing signalfd, then EINVAL for others.
+                return plain(one(0, NoPath), Ebadf::Strict, true);
             }
         }
         "timerfd_create" => new(CreateFirst, flag(1, "TFD_CLOEXEC"), Kind::Anon),
@@ -268,12 +386,25 @@ pub fn decode(call: &Call) -> Decoded {
         "fspick" => new(CreateFirst, flag(2, "FSPICK_CLOEXEC"), Kind::Anon),
         "fsmount" => new(CreateFirst, flag(1, "FSMOUNT_CLOEXEC"), Kind::Anon),
         "mq_open" => new(ReserveFirst, flag(1, "O_CLOEXEC"), Kind::File),
-        "pidfd_open" => new(CreateFirst, true, Kind::Anon),
+        "pidfd_open" => {
+            // The process it refers to (a thread with PIDFD_THREAD): pidfd_getfd's target.
+            let kind = scan::leading_int(arg(0))
+                .and_then(|p| u32::try_from(p).ok())
+                .filter(|&p| p > 0)
+                .map_or(Kind::Anon, Kind::Pidfd);
+            new(CreateFirst, true, kind)
+        }
         "pidfd_getfd" => {
-            return Decoded {
-                op: new(CreateFirst, true, Kind::Received),
-                uses: fd(0).into_iter().collect(),
-            };
+            // kernel/pid.c: EINVAL for flags, `fdget` of the pidfd (EBADF), EBADF for a
+            // descriptor that is no pidfd, ESRCH, EPERM, then `fget_task` of the target
+            // descriptor in the target's table (EBADF), then the allocation (EMFILE).
+            let mut d = Decoded::op(new(CreateFirst, true, Kind::Received)).with(
+                one(0, NoPath),
+                Ebadf::Other(syscalls::NOT_PIDFD),
+                true,
+            );
+            d.remote = fd_arg(arg(1), Raw);
+            return d;
         }
         "io_uring_setup" => new(CreateFirst, true, Kind::IoUring),
         "landlock_create_ruleset" => {
@@ -338,11 +469,13 @@ pub fn decode(call: &Call) -> Decoded {
         "ioctl" => {
             let cmd = strip_comment(arg(1));
             let cmd = cmd.as_ref();
+            // fs/ioctl.c: `fdget` first, whatever the command.
             if let Some(cloexec) = ioctl_new_fd(cmd, arg(2)) {
-                return Decoded {
-                    op: new(Ioctl, cloexec, Kind::Anon),
-                    uses: fd(0).into_iter().collect(),
-                };
+                return Decoded::op(new(Ioctl, cloexec, Kind::Anon)).with(
+                    one(0, NoPath),
+                    Ebadf::Steps,
+                    true,
+                );
             }
             let set = match cmd {
                 "FIOCLEX" => Some(true),
@@ -360,7 +493,14 @@ pub fn decode(call: &Call) -> Decoded {
                     cloexec,
                     ioctl: true,
                 },
-                _ => return plain(fd(0).into_iter().collect()),
+                _ => {
+                    let ebadf = if ioctl_only_lookup_ebadf(cmd) {
+                        Ebadf::Strict
+                    } else {
+                        Ebadf::Other(syscalls::DRIVER)
+                    };
+                    return plain(one(0, NoPath), ebadf, true);
+                }
             }
         }
         "close_range" => {
@@ -376,31 +516,26 @@ pub fn decode(call: &Call) -> Decoded {
             }
         }
         "recvmsg" | "recvmmsg" => {
-            let flags_at = if call.name == "recvmsg" { 2 } else { 3 };
+            let flags_at = if name == "recvmsg" { 2 } else { 3 };
             let cloexec = flag(flags_at, "MSG_CMSG_CLOEXEC");
-            let uses = fd(0).into_iter().collect();
-            match scm_rights(&call.args) {
-                Some(fds) if call.ret.is_ok() => {
-                    return Decoded {
-                        op: Op::Recv { fds, cloexec },
-                        uses,
-                    };
-                }
-                _ => return plain(uses),
-            }
+            let args = one(0, NoPath);
+            let op = match scm_rights(&call.args) {
+                Some(fds) if call.ret.is_ok() => Op::Recv { fds, cloexec },
+                _ => Op::Plain,
+            };
+            return Decoded::op(op).with(args, Ebadf::Strict, true);
         }
         "clone" | "clone3" | "fork" | "vfork" => clone_op(&call.name, &call.args, &a),
         "unshare" => Op::Unshare(has_flag_bits(arg(0), "CLONE_FILES", 0x400)),
         "execve" => Op::Exec,
         "execveat" => {
-            return Decoded {
-                op: Op::Exec,
-                uses: fd(0).into_iter().collect(),
-            };
+            // The dirfd starts the walk (`fdget_raw`); RLIMIT_NPROC's EAGAIN and the
+            // argument copies may come before it.
+            return Decoded::op(Op::Exec).with(dirfd_args(&a, &[100]), Ebadf::Strict, false);
         }
         "prlimit64" => {
             if !is_nofile(arg(1)) {
-                return plain(vec![]);
+                return Decoded::op(Op::Plain);
             }
             let pid = scan::leading_int(arg(0)).and_then(|p| u32::try_from(p).ok());
             Op::Rlimit {
@@ -421,13 +556,48 @@ pub fn decode(call: &Call) -> Decoded {
         },
         "setrlimit" | "getrlimit" | "ugetrlimit" => Op::Plain,
         "mmap" | "mmap2" => {
-            let anon = arg(3).contains("MAP_ANONYMOUS");
-            let f = if anon { None } else { fd(4) };
-            return plain(f.into_iter().collect());
+            // ksys_mmap_pgoff: `fget` of the descriptor unless MAP_ANONYMOUS.
+            let anon = has_flag_bits(arg(3), "MAP_ANONYMOUS", 0x20);
+            let args = if anon { vec![] } else { one(4, NoPath) };
+            return plain(args, Ebadf::Strict, true);
         }
+        // utimensat with both times UTIME_OMIT returns before looking anything up; with a
+        // NULL path it changes the descriptor's own file, looked up with `fdget`.
+        "utimensat" if both_omitted(arg(2)) => Op::Plain,
+        "utimensat" if arg(1).trim() == "NULL" => {
+            return plain(one(0, NoPath), Ebadf::Strict, true);
+        }
+        // A zero length returns before the descriptors are looked up.
+        "splice" if scan::leading_int(arg(4)) == Some(0) => Op::Plain,
+        "tee" if scan::leading_int(arg(2)) == Some(0) => Op::Plain,
         name => {
-            if let Some(pos) = syscalls::fd_positions(name) {
-                return plain(uses_at(&a, pos));
+            if let Some(fc) = syscalls::fd_call(name) {
+                let mut d = plain(
+                    if fc.pos.iter().any(|&p| p >= 100) {
+                        dirfd_args(&a, fc.pos)
+                    } else {
+                        fc.pos
+                            .iter()
+                            .filter_map(|&i| fd_arg(arg(i), fc.lookup))
+                            .collect()
+                    },
+                    fc.ebadf,
+                    fc.proves,
+                );
+                if fc.pos.iter().any(|&p| p >= 100) {
+                    // Path walks: the dirfd's lookup; an empty path fails before it.
+                    for x in &mut d.args {
+                        x.lookup = fc.lookup;
+                    }
+                    let empty = fc
+                        .pos
+                        .iter()
+                        .any(|&p| p >= 100 && is_empty_path(arg(p - 100 + 1)));
+                    if empty {
+                        d.early = EMPTY_PATH;
+                    }
+                }
+                return d;
             }
             if syscalls::is_known_plain(name) {
                 Op::Plain
@@ -436,7 +606,92 @@ pub fn decode(call: &Call) -> Decoded {
             }
         }
     };
-    Decoded { op, uses: vec![] }
+    Decoded::op(op)
+}
+
+/// A descriptor argument (`AT_FDCWD` and unparsable text are none).
+fn fd_arg(s: &str, lookup: Lookup) -> Option<FdArg> {
+    let v = scan::leading_int(s)?;
+    let v = i32::try_from(v).ok()?;
+    Some(FdArg {
+        fd: v as u32,
+        negative: v < 0,
+        lookup,
+    })
+}
+
+/// `AT_FDCWD` as `-X raw` prints it.
+const AT_FDCWD: i64 = -100;
+
+/// The dirfds at `pos` (100 + i: a dirfd at i, counted only when the path after it is
+/// relative or empty; a NULL path, as in `utimensat(fd, NULL, ...)`, means the fd itself).
+/// Plain positions (below 100) are taken as they are. Looked up raw (path walks).
+fn dirfd_args(a: &[&str], pos: &[usize]) -> Vec<FdArg> {
+    let mut out = Vec::new();
+    for &p in pos {
+        let (i, dirfd) = if p >= 100 {
+            (p - 100, true)
+        } else {
+            (p, false)
+        };
+        let Some(s) = a.get(i) else {
+            continue;
+        };
+        if dirfd && scan::leading_int(s) == Some(AT_FDCWD) {
+            continue;
+        }
+        let Some(f) = fd_arg(s, Lookup::Raw) else {
+            continue;
+        };
+        if dirfd && a.get(i + 1).is_some_and(|path| is_absolute(path)) {
+            continue;
+        }
+        out.push(f);
+    }
+    out
+}
+
+/// `[UTIME_OMIT, UTIME_OMIT]` (by name, or by value with `-X raw`).
+fn both_omitted(times: &str) -> bool {
+    times.matches("UTIME_OMIT").count() == 2 || times.matches("1073741822").count() == 2
+}
+
+fn is_empty_path(path_arg: &str) -> bool {
+    path_arg.trim() == "\"\""
+}
+
+fn empty_path_early(path_arg: &str) -> &'static [Errno] {
+    if is_empty_path(path_arg) {
+        EMPTY_PATH
+    } else {
+        &[]
+    }
+}
+
+/// Whether an ioctl command answers EBADF only for its own descriptor: the terminal and
+/// generic file commands (`TC*`, `TIOC*`, `FIO*`; by number, type `'T'` below the tun
+/// commands), which take no descriptor in their argument.
+fn ioctl_only_lookup_ebadf(cmd: &str) -> bool {
+    let name = cmd.split(" or ").next().unwrap_or("").trim();
+    if name.starts_with("TC") || name.starts_with("TIOC") || name.starts_with("FIO") {
+        return true;
+    }
+    match ioctl_cmd_value(cmd).or_else(|| ioc_value(cmd)) {
+        Some(v) => (v >> 8) & 0xff == 0x54 && v & 0xff < 0x80,
+        None => false,
+    }
+}
+
+/// The type and number bits of an `_IOC(dir, type, nr, size)` or numeric command.
+fn ioc_value(cmd: &str) -> Option<u32> {
+    let inner = cmd.trim().strip_prefix("_IOC(")?.strip_suffix(')')?;
+    let parts: Vec<&str> = inner.split(',').map(str::trim).collect();
+    if let [_, ty, nr, _] = parts[..] {
+        let ty = u32::try_from(scan::leading_int(ty)?).ok()?;
+        let nr = u32::try_from(scan::leading_int(nr)?).ok()?;
+        return Some(((ty & 0xff) << 8) | (nr & 0xff));
+    }
+    None
 }
 
 /// An fd argument as the kernel's `unsigned int fd` sees it: `-1` becomes 4294967295, which
@@ -606,10 +861,7 @@ fn close_range_flags(s: &str) -> u32 {
 fn fcntl_op(a: &[&str]) -> Decoded {
     let arg = |i: usize| a.get(i).copied().unwrap_or("");
     let Some(fd) = raw_fd(arg(0)) else {
-        return Decoded {
-            op: Op::Plain,
-            uses: vec![],
-        };
+        return Decoded::op(Op::Plain);
     };
     let cmd = strip_comment(arg(1));
     let cmd = cmd.as_ref();
@@ -625,7 +877,8 @@ fn fcntl_op(a: &[&str]) -> Decoded {
         ("F_SETFD", _) | (_, Some(2)) => "F_SETFD",
         ("F_DUPFD_QUERY", _) | (_, Some(1027)) => "F_DUPFD_QUERY",
         ("F_DUPFD_CLOEXEC", _) | (_, Some(1030)) => "F_DUPFD_CLOEXEC",
-        (c, _) => c,
+        (c, None) => c,
+        (_, Some(n)) => fcntl_cmd_name(n).unwrap_or("?"),
     };
     let op = match cmd {
         "F_DUPFD" | "F_DUPFD_CLOEXEC" => match scan::leading_int(arg(2)) {
@@ -648,13 +901,66 @@ fn fcntl_op(a: &[&str]) -> Decoded {
             None => Op::Plain,
         },
         _ => {
-            return Decoded {
-                op: Op::Plain,
-                uses: vec![fd],
+            // fs/fcntl.c: `fdget_raw`, then EBADF for an O_PATH file unless the command is
+            // one check_fcntl_cmd allows; do_fcntl's own EBADFs are the lock types against
+            // the access mode and the pipe commands on other files.
+            let (lookup, ebadf) = match cmd {
+                "F_GETFL" | "F_CREATED_QUERY" => (Lookup::Raw, Ebadf::Strict),
+                "F_SETFL" | "F_GETLK" | "F_OFD_GETLK" | "F_GETOWN" | "F_SETOWN" | "F_GETOWN_EX"
+                | "F_SETOWN_EX" | "F_GETOWNER_UIDS" | "F_GETSIG" | "F_SETSIG" | "F_GETLEASE"
+                | "F_SETLEASE" | "F_NOTIFY" | "F_ADD_SEALS" | "F_GET_SEALS" | "F_GET_RW_HINT"
+                | "F_SET_RW_HINT" => (Lookup::NoPath, Ebadf::Strict),
+                "F_SETLK" | "F_SETLKW" | "F_OFD_SETLK" | "F_OFD_SETLKW" | "F_SETLK64"
+                | "F_SETLKW64" | "F_GETLK64" | "F_SETPIPE_SZ" | "F_GETPIPE_SZ" => {
+                    (Lookup::NoPath, Ebadf::Other(syscalls::FCNTL_OTHER))
+                }
+                // A command this replay does not know: a newer kernel may allow it on O_PATH.
+                _ => (Lookup::Raw, Ebadf::Other(syscalls::FCNTL_OTHER)),
             };
+            return Decoded::op(Op::Plain).with(
+                vec![FdArg {
+                    fd,
+                    negative: fd > i32::MAX as u32,
+                    lookup,
+                }],
+                ebadf,
+                true,
+            );
         }
     };
-    Decoded { op, uses: vec![] }
+    Decoded::op(op)
+}
+
+/// fcntl commands by number (`-X raw`, and those newer than strace 6.1).
+fn fcntl_cmd_name(n: i64) -> Option<&'static str> {
+    Some(match n {
+        3 => "F_GETFL",
+        4 => "F_SETFL",
+        5 => "F_GETLK",
+        6 => "F_SETLK",
+        7 => "F_SETLKW",
+        8 => "F_SETOWN",
+        9 => "F_GETOWN",
+        10 => "F_SETSIG",
+        11 => "F_GETSIG",
+        15 => "F_SETOWN_EX",
+        16 => "F_GETOWN_EX",
+        17 => "F_GETOWNER_UIDS",
+        36 => "F_OFD_GETLK",
+        37 => "F_OFD_SETLK",
+        38 => "F_OFD_SETLKW",
+        1024 => "F_SETLEASE",
+        1025 => "F_GETLEASE",
+        1026 => "F_NOTIFY",
+        1028 => "F_CREATED_QUERY",
+        1031 => "F_SETPIPE_SZ",
+        1032 => "F_GETPIPE_SZ",
+        1033 => "F_ADD_SEALS",
+        1034 => "F_GET_SEALS",
+        1035 => "F_GET_RW_HINT",
+        1036 => "F_SET_RW_HINT",
+        _ => return None,
+    })
 }
 
 /// The fds of every `SCM_RIGHTS` control message in `args`; `Some(None)` if one was
@@ -728,27 +1034,6 @@ fn soft_limit(s: &str) -> Option<u64> {
     scan::field(s, "rlim_cur").and_then(scan::limit_value)
 }
 
-/// The descriptors at `pos` (100 + i: a dirfd at i, counted only when the path after it is
-/// relative or empty; a NULL path, as in `utimensat(fd, NULL, ...)`, means the fd itself).
-fn uses_at(a: &[&str], pos: &[usize]) -> Vec<u32> {
-    let mut out = Vec::new();
-    for &p in pos {
-        let (i, dirfd) = if p >= 100 {
-            (p - 100, true)
-        } else {
-            (p, false)
-        };
-        let Some(f) = a.get(i).and_then(|s| scan::fd_arg(s)) else {
-            continue;
-        };
-        if dirfd && a.get(i + 1).is_some_and(|path| is_absolute(path)) {
-            continue;
-        }
-        out.push(f);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -763,6 +1048,117 @@ mod tests {
             Some(Event::Call(c)) => decode(&c),
             other => panic!("not a call: {other:?}"),
         }
+    }
+
+    fn arg(fd: u32, lookup: Lookup) -> FdArg {
+        FdArg {
+            fd,
+            negative: false,
+            lookup,
+        }
+    }
+
+    #[test]
+    fn descriptor_arguments_and_their_lookups() {
+        use Lookup::{NoPath, Raw};
+        let d = dec("1 read(-1, 0x7ffe, 1) = -1 EBADF (Bad file descriptor)");
+        assert_eq!(
+            d.args,
+            vec![FdArg {
+                fd: u32::MAX,
+                negative: true,
+                lookup: NoPath
+            }]
+        );
+        assert!(d.uses().is_empty());
+        assert_eq!(d.ebadf, Ebadf::Other(syscalls::ACCESS_MODE));
+        // fdget_raw: fstat, fchdir, fcntl's F_GETFL; a path walk's dirfd.
+        for (line, lookup) in [
+            ("1 fstatfs(3, 0x7ffe) = 0", Raw),
+            ("1 fchdir(3) = 0", Raw),
+            (
+                "1 fcntl(3, F_GETFL) = 0x8000 (flags O_RDONLY|O_LARGEFILE)",
+                Raw,
+            ),
+            ("1 fcntl(3, 0x3) = 0x8000", Raw),
+            ("1 fcntl(3, 0x404 /* F_??? */) = 0", Raw),
+            (
+                "1 newfstatat(3, \"x\", 0x7ffe, 0) = -1 ENOENT (No such file)",
+                Raw,
+            ),
+            ("1 openat(3, \"x\", O_RDONLY) = 4", Raw),
+            ("1 fchmod(3, 0644) = 0", NoPath),
+            ("1 fcntl(3, F_GETLK, 0x7ffe) = 0", NoPath),
+            ("1 fcntl(3, 0x5, 0x7ffe) = 0", NoPath),
+            (
+                "1 mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 3, 0) = 0x7f00",
+                NoPath,
+            ),
+            (
+                "1 ioctl(3, TCGETS, 0x7ffe) = -1 ENOTTY (Inappropriate ioctl)",
+                NoPath,
+            ),
+            ("1 accept4(3, NULL, NULL, SOCK_CLOEXEC) = 4", NoPath),
+            (
+                "1 utimensat(3, NULL, [UTIME_NOW, UTIME_OMIT], 0) = 0",
+                NoPath,
+            ),
+            ("1 pidfd_getfd(3, 5, 0) = 6", NoPath),
+        ] {
+            assert_eq!(dec(line).args, vec![arg(3, lookup)], "{line}");
+        }
+        // AT_FDCWD (named or `-X raw`'s -100) and absolute paths look nothing up; both times
+        // UTIME_OMIT neither; MAP_ANONYMOUS (by name or bit) ignores the descriptor.
+        for line in [
+            "1 openat(AT_FDCWD, \"x\", O_RDONLY) = 3",
+            "1 openat(-100, \"x\", 0) = 3",
+            "1 newfstatat(3, \"/etc\", 0x7ffe, 0) = 0",
+            "1 utimensat(77, NULL, [UTIME_OMIT, UTIME_OMIT], 0) = 0",
+            "1 mmap(NULL, 8192, 0x3, 0x22, -1, 0) = 0x7f00",
+            "1 splice(3, NULL, 4, NULL, 0, 0) = 0",
+            "1 execveat(3, \"/bin/true\", [\"true\"], 0x7ffe /* 1 var */, 0) = 0",
+        ] {
+            assert!(dec(line).args.is_empty(), "{line}");
+        }
+        let neg = dec("1 mkdirat(-5, \"x\", 0700) = -1 EBADF (Bad file descriptor)");
+        assert!(neg.args[0].negative);
+        // What EBADF means.
+        assert_eq!(dec("1 fchmod(3, 0644) = 0").ebadf, Ebadf::Strict);
+        assert_eq!(dec("1 close(3) = 0").ebadf, Ebadf::Steps);
+        assert_eq!(dec("1 accept(3, NULL, NULL) = 4").ebadf, Ebadf::Steps);
+        assert_eq!(dec("1 ioctl(3, TIOCGPTPEER, 0x2) = 4").ebadf, Ebadf::Steps);
+        assert_eq!(dec("1 ioctl(3, TCGETS, 0x7ffe) = 0").ebadf, Ebadf::Strict);
+        assert_eq!(dec("1 ioctl(3, 0x5401, 0x7ffe) = 0").ebadf, Ebadf::Strict);
+        assert_eq!(
+            dec("1 ioctl(3, FICLONE, 4) = 0").ebadf,
+            Ebadf::Other(syscalls::DRIVER)
+        );
+        assert_eq!(
+            dec("1 fcntl(3, F_SETLK, {l_type=F_WRLCK}) = 0").ebadf,
+            Ebadf::Other(syscalls::FCNTL_OTHER)
+        );
+        assert_eq!(
+            dec("1 sendmsg(3, {msg_name=NULL}, 0) = 1").ebadf,
+            Ebadf::Other(syscalls::INNER_FD)
+        );
+        // pidfd_getfd's target descriptor, in the target's table.
+        let g = dec("1 pidfd_getfd(3, -1, 0) = -1 EBADF (Bad file descriptor)");
+        assert_eq!(g.remote.map(|r| (r.fd, r.negative)), Some((u32::MAX, true)));
+        assert_eq!(
+            dec("1 pidfd_open(1234, 0) = 5").op,
+            Op::NewFd {
+                alloc: Alloc::CreateFirst,
+                cloexec: true,
+                kind: Kind::Pidfd(1234),
+                opath: false
+            }
+        );
+        // Which errnos say nothing about the lookup.
+        let at = dec("1 newfstatat(3, \"\", 0x7ffe, 0) = -1 ENOENT (No such file)");
+        assert!(at.is_early(Errno::ENOENT) && at.is_early(Errno::EFAULT));
+        let rel = dec("1 newfstatat(3, \"x\", 0x7ffe, 0) = -1 ENOENT (No such file)");
+        assert!(!rel.is_early(Errno::ENOENT) && rel.proves);
+        assert!(rel.is_early(Errno::EPERM) && rel.is_early(Errno::EMFILE));
     }
 
     #[test]
@@ -832,7 +1228,7 @@ mod tests {
                 cloexec: true
             }
         );
-        assert_eq!(r.uses, vec![11]);
+        assert_eq!(r.uses(), vec![11]);
         assert_eq!(
             dec("1 prlimit64(0, RLIMIT_NOFILE, {rlim_cur=64, rlim_max=64}, NULL) = 0").op,
             Op::Rlimit {
@@ -917,7 +1313,7 @@ mod tests {
                 opath: false
             }
         );
-        assert_eq!(peer.uses, vec![5]);
+        assert_eq!(peer.uses(), vec![5]);
         for line in [
             "1 ioctl(5, TIOCGPTPEER, O_RDWR|O_NOCTTY) = 7",
             "1 ioctl(5, 0x5441, 0x102) = 7",
@@ -961,17 +1357,17 @@ mod tests {
             assert_eq!(dec(line).op, Op::Plain, "{line}");
         }
         assert_eq!(
-            dec("1 newfstatat(3, \"\", {st_mode=S_IFREG}, AT_EMPTY_PATH) = 0").uses,
+            dec("1 newfstatat(3, \"\", {st_mode=S_IFREG}, AT_EMPTY_PATH) = 0").uses(),
             vec![3]
         );
         assert!(
             dec("1 newfstatat(3, \"/abs\", {st_mode=S_IFREG}, 0) = 0")
-                .uses
+                .uses()
                 .is_empty()
         );
         assert!(
             dec("1 mmap(NULL, 8192, PROT_READ, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0) = 0x1")
-                .uses
+                .uses()
                 .is_empty()
         );
     }

@@ -4,7 +4,11 @@
 //! replaying strace logs of real programs. Every descriptor-layer result the kernel returned
 //! — fd numbers, EBADF, EMFILE, EINVAL, EBUSY, close-on-exec bits — is computed again by the
 //! library and compared with the log; errors only the kernel's other layers can know (ENOENT,
-//! ECONNREFUSED, ...) are taken from the log.
+//! ECONNREFUSED, ...) are taken from the log. Every call's descriptor arguments are held
+//! against its result too ([`engine::args`]): a success needs them valid, an EBADF needs one
+//! bad (closed, negative, or an O_PATH file where the kernel's `fdget` refuses it; for
+//! pidfd_getfd, absent from the target process's table), an errno the kernel answers after
+//! the lookup needs them valid.
 //!
 //! ```no_run
 //! use fdtable_replay::{parse::Source, replay::{Options, replay}};
@@ -36,7 +40,11 @@
 //!    reservations ("consistent") (P3; [`engine::lin`], [`engine::search`]). Disagreements
 //!    ([`engine::check`]) in tables holding an io_uring are drift (P12); unexplained
 //!    descriptors with an assumed initial state are inherited (P10); the rest are
-//!    mismatches. Every disagreement resynchronises the model to the log.
+//!    mismatches. Every disagreement resynchronises the model to the log. Descriptor
+//!    arguments ([`engine::args`]) are checked against successes (P15) and failures; what the
+//!    log cannot decide (EBADF a file's access mode may explain, errnos that may precede the
+//!    lookup, descriptors the replay never saw opened, a shared or target table changing
+//!    during the call) is counted as unchecked, by reason, never as a mismatch.
 //!
 //! The pre-pass and the bounded look-ahead that gives the search the results of calls
 //! still in flight are in [`replay`]. Memory stays flat: a 100 MB log replays in a few MB

@@ -68,6 +68,18 @@ pub fn text(r: &Report) -> String {
         "  descriptor arguments checked open: {}; closed at execve: {}",
         s.fd_uses, s.closed_on_exec
     );
+    let unchecked: u64 = s.fd_args_unchecked.values().sum();
+    if s.ebadf_args + s.failed_fd_uses + s.remote_fd_args + unchecked > 0 {
+        let _ = writeln!(
+            o,
+            "  failed calls' descriptor arguments: {} EBADF explained ({} by O_PATH), {} found \
+             by their lookup (errno after it); pidfd_getfd targets checked: {}; unchecked: {}",
+            s.ebadf_args, s.ebadf_opath, s.failed_fd_uses, s.remote_fd_args, unchecked
+        );
+        for (why, n) in &s.fd_args_unchecked {
+            let _ = writeln!(o, "    unchecked ×{n}: {why}");
+        }
+    }
     if s.drifting_tables > 0 || s.drift > 0 {
         let _ = writeln!(
             o,
@@ -123,7 +135,7 @@ pub fn text(r: &Report) -> String {
 pub fn json(r: &Report) -> Value {
     let s = &r.stats;
     let t = s.total();
-    json!({
+    let mut v = json!({
         "log": r.log,
         "ok": r.clean(),
         "lines": s.lines,
@@ -160,5 +172,14 @@ pub fn json(r: &Report) -> Value {
         "first_drift": s.first_drift,
         "first_errors": s.first_errors.iter().map(|(l, m)| json!({"line": l, "error": m})).collect::<Vec<_>>(),
         "notes": s.notes,
-    })
+    });
+    // The failed calls' descriptor arguments (one macro call would exceed its recursion limit).
+    if let Value::Object(m) = &mut v {
+        m.insert("ebadf_args".into(), json!(s.ebadf_args));
+        m.insert("ebadf_opath".into(), json!(s.ebadf_opath));
+        m.insert("failed_fd_uses".into(), json!(s.failed_fd_uses));
+        m.insert("remote_fd_args".into(), json!(s.remote_fd_args));
+        m.insert("fd_args_unchecked".into(), json!(s.fd_args_unchecked));
+    }
+    v
 }

@@ -78,8 +78,24 @@ pub struct Stats {
     /// Descriptors found open without any visible creation, taken as inherited because the
     /// initial state was assumed (no meta file, P10).
     pub inherited: u64,
-    /// Successful calls whose descriptor arguments were checked open (P15).
+    /// Descriptor arguments of successful calls checked open and, where `fdget` looks them
+    /// up, not O_PATH (P15).
     pub fd_uses: u64,
+    /// EBADF answers of calls with descriptor arguments (besides close, the dup family and
+    /// fcntl's descriptor commands) that the model explains: an argument closed, negative, or
+    /// an O_PATH file where `fdget` looks it up; or pidfd_getfd's target descriptor absent
+    /// from the target's table. Included in `ebadf`.
+    pub ebadf_args: u64,
+    /// Of `ebadf_args`, those explained by an O_PATH file alone.
+    pub ebadf_opath: u64,
+    /// Failed calls whose errno comes after their descriptor lookups, their descriptor
+    /// arguments checked valid.
+    pub failed_fd_uses: u64,
+    /// pidfd_getfd target descriptors checked in the table of the pidfd's process.
+    pub remote_fd_args: u64,
+    /// Calls whose descriptor arguments the log cannot decide (reported, never mismatches),
+    /// by reason.
+    pub fd_args_unchecked: BTreeMap<String, u64>,
     /// Descriptors closed by close-on-exec at execve.
     pub closed_on_exec: u64,
     /// Processes (the root and every non-thread child).

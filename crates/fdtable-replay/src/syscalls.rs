@@ -4,8 +4,10 @@
 //! decoded by [`crate::decode`] is *unsupported*, because it might create descriptors the
 //! replay cannot see), calls that may change one ([`may_touch_table`]: while one is in flight
 //! on a shared table, the table's history is kept for the search), and where plain calls
-//! take descriptor arguments ([`fd_positions`], for the cross-check of P15).
+//! take descriptor arguments, how the kernel looks them up and what their EBADF means
+//! ([`fd_call`], for the checks of [`crate::engine::args`]).
 
+use crate::decode::{Ebadf, Lookup};
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
@@ -120,30 +122,107 @@ pub fn may_touch_table(name: &str) -> bool {
 /// Positions of descriptor arguments of plain calls (P15). `*at` calls are handled by
 /// `decode::uses_at`: their dirfd counts only with a relative or empty path.
 pub fn fd_positions(name: &str) -> Option<&'static [usize]> {
+    fd_call(name).map(|c| c.pos)
+}
+
+/// What a plain call does with its descriptor arguments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FdCall {
+    /// Positions of the descriptor arguments (100 + i: a dirfd at i, see `decode::uses_at`).
+    pub pos: &'static [usize],
+    /// How the kernel looks them up.
+    pub lookup: Lookup,
+    /// What EBADF means.
+    pub ebadf: Ebadf,
+    /// Whether every errno outside [`crate::decode::EARLY`] comes after the lookups (so such a
+    /// failure proves the descriptors were found).
+    pub proves: bool,
+}
+
+const fn call(pos: &'static [usize], lookup: Lookup, ebadf: Ebadf, proves: bool) -> FdCall {
+    FdCall {
+        pos,
+        lookup,
+        ebadf,
+        proves,
+    }
+}
+
+/// The descriptor arguments of plain calls and how the kernel treats them (fs/file.c's
+/// `fdget` refuses O_PATH files, `fdget_raw` and path walks take them; the sources in the
+/// comments are those of Linux 6.18).
+pub fn fd_call(name: &str) -> Option<FdCall> {
+    use Ebadf::{Other, Strict};
+    use Lookup::{NoPath, Raw};
     Some(match name {
+        // fs/read_write.c: `fdget_pos`/`fdget`, then FMODE_READ/FMODE_WRITE (EBADF too).
         "read" | "write" | "pread64" | "pwrite64" | "readv" | "writev" | "preadv" | "pwritev"
-        | "preadv2" | "pwritev2" | "lseek" | "_llseek" | "fstat" | "fstatfs" | "fsync"
-        | "fdatasync" | "ftruncate" | "fchmod" | "fchown" | "fchdir" | "getdents"
-        | "getdents64" | "flock" | "fadvise64" | "fallocate" | "readahead" | "syncfs"
-        | "sync_file_range" | "fgetxattr" | "fsetxattr" | "flistxattr" | "fremovexattr"
-        | "sendto" | "recvfrom" | "sendmsg" | "sendmmsg" | "connect" | "bind" | "listen"
-        | "getsockname" | "getpeername" | "setsockopt" | "getsockopt" | "shutdown"
-        | "epoll_wait" | "epoll_pwait" | "epoll_pwait2" | "inotify_add_watch"
-        | "inotify_rm_watch" | "timerfd_settime" | "timerfd_gettime" | "io_uring_enter"
-        | "io_uring_register" | "pidfd_send_signal" | "fanotify_mark" | "setns" | "quotactl_fd" => {
-            &[0]
+        | "preadv2" | "pwritev2" => call(&[0], NoPath, Other(ACCESS_MODE), true),
+        "lseek" | "_llseek" | "getdents" | "getdents64" | "fsync" | "fdatasync" | "syncfs"
+        | "ftruncate" | "fchmod" | "fchown" | "fadvise64" | "sync_file_range" => {
+            call(&[0], NoPath, Strict, true)
         }
-        "epoll_ctl" | "splice" | "copy_file_range" => &[0, 2],
-        "tee" | "sendfile" => &[0, 1],
+        // vfs_fstat, fd_statfs and fchdir use `fdget_raw`: O_PATH will do.
+        "fstat" | "fstatfs" | "fchdir" => call(&[0], Raw, Strict, true),
+        // flock: neither FMODE_READ nor FMODE_WRITE (an O_ACCMODE open) is EBADF; fallocate
+        // and readahead check the access mode.
+        "flock" | "fallocate" | "readahead" => call(&[0], NoPath, Other(ACCESS_MODE), true),
+        "fgetxattr" | "fsetxattr" | "flistxattr" | "fremovexattr" => {
+            call(&[0], NoPath, Strict, true)
+        }
+        // net/socket.c: `sockfd_lookup_light` (fdget), then ENOTSOCK. (accept and recvmsg
+        // are decoded with their table effects.)
+        "sendto" | "recvfrom" | "connect" | "bind" | "listen" | "getsockname" | "getpeername"
+        | "getsockopt" | "shutdown" => call(&[0], NoPath, Strict, true),
+        // SCM_RIGHTS descriptors; BPF program descriptors in socket options.
+        "sendmsg" | "sendmmsg" | "setsockopt" => call(&[0], NoPath, Other(INNER_FD), true),
+        "epoll_wait" | "epoll_pwait" | "epoll_pwait2" | "inotify_add_watch"
+        | "inotify_rm_watch" | "timerfd_settime" | "timerfd_gettime" | "setns" => {
+            call(&[0], NoPath, Strict, true)
+        }
+        // Both descriptors are looked up before any other check (the event is copied first).
+        "epoll_ctl" => call(&[0, 2], NoPath, Strict, true),
+        "splice" | "copy_file_range" => call(&[0, 2], NoPath, Other(ACCESS_MODE), false),
+        "tee" | "sendfile" => call(&[0, 1], NoPath, Other(ACCESS_MODE), false),
+        // IORING_ENTER_REGISTERED_RING: the argument is an index, not a descriptor.
+        "io_uring_enter" | "io_uring_register" => call(&[0], NoPath, Other(IO_URING), false),
+        // pidfd_pid: a descriptor that is no pidfd is EBADF.
+        "pidfd_send_signal" | "process_madvise" | "process_mrelease" => {
+            call(&[0], NoPath, Other(NOT_PIDFD), true)
+        }
+        // The mark's dirfd is looked up too (EBADF).
+        "fanotify_mark" => call(&[0], NoPath, Other(INNER_FD), true),
+        "quotactl_fd" | "cachestat" => call(&[0], Raw, Other(UNMODELLED), false),
+        // Path walks start at the dirfd with `fdget_raw` (fs/namei.c path_init).
         "newfstatat" | "fstatat64" | "statx" | "faccessat" | "faccessat2" | "fchmodat"
         | "fchmodat2" | "fchownat" | "mkdirat" | "mknodat" | "unlinkat" | "readlinkat"
-        | "utimensat" | "futimesat" | "name_to_handle_at" | "setxattrat" | "getxattrat"
-        | "listxattrat" | "removexattrat" | "file_getattr" | "file_setattr" => &[100],
-        "renameat" | "renameat2" | "linkat" => &[100, 102],
-        "symlinkat" => &[101],
+        | "utimensat" | "futimesat" | "name_to_handle_at" => call(&[100], Raw, Strict, true),
+        "symlinkat" => call(&[101], Raw, Strict, true),
+        // Two walks: the first one's errors come before the second dirfd is looked up.
+        "renameat" | "renameat2" | "linkat" => call(&[100, 102], Raw, Strict, false),
+        "move_mount" => call(&[100, 102], Raw, Strict, false),
+        // With an empty path these look the descriptor itself up; not modelled.
+        "setxattrat" | "getxattrat" | "listxattrat" | "removexattrat" | "file_getattr"
+        | "file_setattr" => call(&[100], Raw, Other(UNMODELLED), false),
         _ => return None,
     })
 }
+
+/// EBADF may come from the open file's access mode (`read` on a write-only file).
+pub const ACCESS_MODE: &str = "EBADF may come from the file's access mode";
+/// EBADF may come from a descriptor inside the arguments (SCM_RIGHTS, a BPF program, a mark's
+/// dirfd, an ioctl's argument).
+pub const INNER_FD: &str = "EBADF may come from a descriptor inside the arguments";
+/// EBADF may mean the descriptor is not a pidfd.
+pub const NOT_PIDFD: &str = "EBADF may mean the descriptor is no pidfd";
+/// io_uring calls may name a registered ring by index.
+pub const IO_URING: &str = "io_uring: the argument may be a registered ring's index";
+/// The call's lookup is not modelled.
+pub const UNMODELLED: &str = "the call's descriptor lookup is not modelled";
+/// An ioctl command whose driver may answer EBADF itself.
+pub const DRIVER: &str = "EBADF may come from the ioctl command's driver";
+/// fcntl commands that answer EBADF for other reasons (lock type vs access mode, not a pipe).
+pub const FCNTL_OTHER: &str = "EBADF may come from the fcntl command (lock type, not a pipe)";
 
 #[cfg(test)]
 mod tests {
@@ -156,6 +235,15 @@ mod tests {
         assert!(may_touch_table("openat") && may_touch_table("recvmsg"));
         assert!(!may_touch_table("read"));
         assert_eq!(fd_positions("epoll_ctl"), Some(&[0, 2][..]));
+        let fstat = fd_call("fstat").unwrap();
+        assert_eq!((fstat.lookup, fstat.ebadf), (Lookup::Raw, Ebadf::Strict));
+        let read = fd_call("read").unwrap();
+        assert_eq!(
+            (read.lookup, read.ebadf, read.proves),
+            (Lookup::NoPath, Ebadf::Other(ACCESS_MODE), true)
+        );
+        assert!(!fd_call("splice").unwrap().proves);
+        assert_eq!(fd_call("renameat2").unwrap().pos, &[100, 102]);
         assert_eq!(canonical("syscall_0x1c3"), "cachestat");
         assert_eq!(canonical("syscall_0x1d3"), "open_tree_attr");
         assert_eq!(canonical("syscall_0x1b8"), "syscall_0x1b8");

@@ -4,7 +4,9 @@
 //! table errno of the edge-case probe under RLIMIT_NOFILE 10, Go's os/exec with
 //! CLONE_PIDFD|CLONE_VFORK beside goroutines, a Java thread pool, Node's libuv pool and
 //! child processes, asyncio subprocesses; the forkserver's SCM_RIGHTS traffic recorded with
-//! `-X raw` and `-X verbose` (every constant a number). Each must replay with zero mismatches and nothing
+//! `-X raw` and `-X verbose` (every constant a number); the descriptor arguments of failed
+//! calls (probe-args: negative, closed and O_PATH descriptors, errnos after the lookup,
+//! pidfd_getfd's target table). Each must replay with zero mismatches and nothing
 //! unsupported.
 
 use fdtable_replay::meta;
@@ -21,6 +23,7 @@ const LOGS: &[(&str, u64, u64)] = &[
     ("go-test", 1000, 1),
     ("java-threads", 800, 1),
     ("node-misc", 250, 0),
+    ("probe-args", 100, 0),
     ("probe-edges", 6000, 1),
     ("python-asyncio-subprocess", 2000, 0),
     ("python-forkserver-xraw", 900, 0),
@@ -61,6 +64,48 @@ fn every_extra_log_replays_clean() {
         );
         assert!(r.clean(), "{name}");
     }
+}
+
+/// probe-args (tests/data/extra/src/probe_args.c): every failed call's descriptor arguments
+/// are judged as the source says.
+#[test]
+fn probe_args_checks_the_descriptor_arguments_of_failed_calls() {
+    let path = dir().join("probe-args.strace.gz");
+    let m = meta::load(&path).expect("meta readable");
+    let r = replay(
+        &Source::path(&path),
+        m.as_ref(),
+        &Options::default(),
+        &mut |_, _| {},
+    )
+    .expect("log readable");
+    let s = &r.stats;
+    assert!(r.clean(), "{:#?}", s.first_mismatches);
+    // 72 EBADF answers explained by a closed, negative or O_PATH argument (29 of them by
+    // O_PATH: read, write, fchmod, mmap, ioctl, fgetxattr, fcntl(F_GETLK), utimensat(fd,
+    // NULL)...), two of them by the pidfd_getfd target's table; 2 more (O_PATH too) by
+    // accept's and the TIOCGPTPEER ioctl's steps.
+    assert_eq!(s.ebadf_args, 72);
+    assert_eq!(s.ebadf_opath, 29);
+    // ENOTTY, ESPIPE, EAGAIN, ENOTDIR, ENOENT from a dirfd's walk, ENOTSOCK, ENODATA, ESRCH...
+    assert_eq!(s.failed_fd_uses, 15);
+    // pidfd_getfd: two successes and two EBADFs decided in the child's table (and -1, which
+    // no table holds).
+    assert_eq!(s.remote_fd_args, 4);
+    let unchecked: Vec<(&str, u64)> = s
+        .fd_args_unchecked
+        .iter()
+        .map(|(k, v)| (k.as_str(), *v))
+        .collect();
+    assert_eq!(
+        unchecked,
+        vec![
+            ("EBADF may come from the file's access mode", 2),
+            ("EBADF may mean the descriptor is no pidfd", 1),
+            ("the errno may come before the descriptor lookup", 3),
+        ]
+    );
+    assert_eq!((s.processes, s.resyncs, s.drift), (2, 0, 0));
 }
 
 #[test]

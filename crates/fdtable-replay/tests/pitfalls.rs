@@ -720,3 +720,356 @@ fn unnamed_calls_of_dying_tasks_and_calls_newer_than_strace() {
     let s = run("syscall_0x1ff(1, 2) = 3\n");
     assert_eq!(s.unsupported.get("syscall_0x1ff"), Some(&1));
 }
+
+// ------------------------------------ issue 15: the descriptor arguments of failed calls
+//
+// A failed call's descriptor arguments are compared with the model too: EBADF needs one of
+// them bad (closed, reserved, negative, or an O_PATH file where `fdget` looks it up), an
+// errno the kernel answers after the lookup needs them valid. The shapes are those strace
+// 6.1 printed for tests/data/extra/src/probe_args.c on Linux 6.18.
+
+fn unchecked(s: &Stats, why: &str) -> u64 {
+    s.fd_args_unchecked
+        .iter()
+        .filter(|(k, _)| k.contains(why))
+        .map(|(_, v)| *v)
+        .sum()
+}
+
+const CLOSED_AND_NEGATIVE: &str = r#"
+    read(-1, 0x7ffe, 1) = -1 EBADF (Bad file descriptor)
+    newfstatat(77, "", 0x7ffe, AT_EMPTY_PATH) = -1 EBADF (Bad file descriptor)
+    fchmod(77, 0644) = -1 EBADF (Bad file descriptor)
+    fcntl(-1, F_GETLK, 0x7ffe) = -1 EBADF (Bad file descriptor)
+    fcntl(0x4d, 0x3) = -1 EBADF (Bad file descriptor)
+    mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, -1, 0) = -1 EBADF (Bad file descriptor)
+    mkdirat(-5, "x", 0700) = -1 EBADF (Bad file descriptor)
+    epoll_ctl(77, EPOLL_CTL_ADD, 0, {events=0, data={u32=0, u64=0}}) = -1 EBADF (Bad file descriptor)
+    openat(AT_FDCWD, "/etc/hostname", O_RDONLY) = 3
+    newfstatat(77, "/etc", {st_mode=S_IFDIR|0755, st_size=4096, ...}, 0) = 0
+    openat(77, "x", O_RDONLY) = -1 EBADF (Bad file descriptor)
+    fchmod(3, 0644) = 0
+"#;
+
+#[test]
+fn ebadf_of_closed_and_negative_descriptors_is_explained() {
+    let s = run(CLOSED_AND_NEGATIVE);
+    clean(&s);
+    // Every EBADF but none of the successes; `fcntl(-1, F_GETLK)` and `-X raw`'s
+    // `fcntl(0x4d, 0x3)` (F_GETFL) included; the absolute path ignores its dirfd.
+    assert_eq!(s.ebadf_args, 9);
+    assert_eq!(s.ebadf, 9);
+    assert_eq!(s.by_syscall["fcntl"].matched, 2);
+    // The same EBADF for an open descriptor is a mismatch, and the model closes it...
+    let s = run(&CLOSED_AND_NEGATIVE.replace(
+        "fchmod(3, 0644) = 0",
+        "fchmod(3, 0644) = -1 EBADF (Bad file descriptor)\n openat(AT_FDCWD, \"/b\", O_RDONLY) = 3",
+    ));
+    assert_eq!(mismatch_lines(&s), vec![12]);
+    // ...so the next open gets 3 again without a second mismatch.
+    assert_eq!(s.of("openat").mismatched, 0);
+    // And fcntl(-1, F_GETLK) succeeding is impossible.
+    let s = run(&CLOSED_AND_NEGATIVE.replace(
+        "fcntl(-1, F_GETLK, 0x7ffe) = -1 EBADF (Bad file descriptor)",
+        "fcntl(3, F_GETLK, 0x7ffe) = -1 EBADF (Bad file descriptor)",
+    ));
+    assert_eq!(s.total().mismatched, 0, "3 is not open yet");
+    let s = run(&format!(
+        "{CLOSED_AND_NEGATIVE}\nfcntl(3, F_GETLK, {{l_type=F_RDLCK}}) = -1 EBADF (Bad file descriptor)"
+    ));
+    assert_eq!(mismatch_lines(&s), vec![13]);
+}
+
+const O_PATH_LOG: &str = r#"
+    openat(AT_FDCWD, "/etc/hostname", O_RDONLY|O_CLOEXEC|O_PATH) = 3
+    openat(AT_FDCWD, "/etc", O_RDONLY|O_CLOEXEC|O_PATH|O_DIRECTORY) = 4
+    read(3, 0x7ffe, 1) = -1 EBADF (Bad file descriptor)
+    write(3, "\0", 1) = -1 EBADF (Bad file descriptor)
+    fchmod(3, 0644) = -1 EBADF (Bad file descriptor)
+    mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, 3, 0) = -1 EBADF (Bad file descriptor)
+    ioctl(3, FIONREAD, 0x7ffe) = -1 EBADF (Bad file descriptor)
+    fgetxattr(3, "user.x", 0x7ffe, 64) = -1 EBADF (Bad file descriptor)
+    fcntl(3, F_GETLK, 0x7ffe) = -1 EBADF (Bad file descriptor)
+    utimensat(3, NULL, [UTIME_NOW, UTIME_OMIT], 0) = -1 EBADF (Bad file descriptor)
+    accept(3, NULL, NULL) = -1 EBADF (Bad file descriptor)
+    getdents64(4, 0x7ffe, 64) = -1 EBADF (Bad file descriptor)
+    fcntl(3, F_GETFL) = 0x200000 (flags O_RDONLY|O_PATH)
+    fcntl(3, F_GETFD) = 0x1 (flags FD_CLOEXEC)
+    newfstatat(3, "", {st_mode=S_IFREG|0755, st_size=3, ...}, AT_EMPTY_PATH) = 0
+    fstatfs(3, {f_type=EXT2_SUPER_MAGIC, f_bsize=4096}) = 0
+    utimensat(3, "", [UTIME_NOW, UTIME_OMIT], AT_EMPTY_PATH) = 0
+    newfstatat(4, "hostname", {st_mode=S_IFREG|0755, st_size=3, ...}, 0) = 0
+    openat(4, "hostname", O_RDONLY|O_CLOEXEC) = 5
+    fchdir(4) = 0
+    fchdir(3) = -1 ENOTDIR (Not a directory)
+    dup(3) = 6
+    close(6) = 0
+"#;
+
+#[test]
+fn o_path_descriptors_are_ebadf_where_fdget_looks_them_up() {
+    let s = run(O_PATH_LOG);
+    clean(&s);
+    // read, write, fchmod, mmap, ioctl, fgetxattr, fcntl(F_GETLK), utimensat(fd, NULL),
+    // getdents64; accept's through its step.
+    assert_eq!((s.ebadf_args, s.ebadf_opath), (9, 9));
+    assert_eq!(s.of("accept").matched, 1);
+    // fchdir's ENOTDIR: fdget_raw found the O_PATH file.
+    assert_eq!(s.failed_fd_uses, 1);
+    // Where fdget looks it up, an O_PATH descriptor cannot succeed...
+    for (from, to, line) in [
+        (
+            "fchmod(3, 0644) = -1 EBADF (Bad file descriptor)",
+            "fchmod(3, 0644) = 0",
+            5,
+        ),
+        (
+            "ioctl(3, FIONREAD, 0x7ffe) = -1 EBADF (Bad file descriptor)",
+            "ioctl(3, FIONREAD, [0]) = 0",
+            7,
+        ),
+        (
+            "accept(3, NULL, NULL) = -1 EBADF (Bad file descriptor)",
+            "accept(3, NULL, NULL) = -1 ENOTSOCK (Socket operation on non-socket)",
+            11,
+        ),
+    ] {
+        let s = run(&O_PATH_LOG.replace(from, to));
+        assert_eq!(mismatch_lines(&s)[0], line, "{to}");
+    }
+    // ...and where fdget_raw or a path walk does, it cannot be EBADF.
+    for (from, to, line) in [
+        (
+            "fcntl(3, F_GETFL) = 0x200000 (flags O_RDONLY|O_PATH)",
+            "fcntl(3, F_GETFL) = -1 EBADF (Bad file descriptor)",
+            13,
+        ),
+        (
+            "newfstatat(4, \"hostname\", {st_mode=S_IFREG|0755, st_size=3, ...}, 0) = 0",
+            "newfstatat(4, \"hostname\", 0x7ffe, 0) = -1 EBADF (Bad file descriptor)",
+            18,
+        ),
+        (
+            "fchdir(4) = 0",
+            "fchdir(4) = -1 EBADF (Bad file descriptor)",
+            20,
+        ),
+    ] {
+        let s = run(&O_PATH_LOG.replace(from, to));
+        assert_eq!(mismatch_lines(&s)[0], line, "{to}");
+    }
+    // Opened without O_PATH, read's and write's EBADF may be the file's access mode, but
+    // fchmod's is a mismatch (after which the model closes 3: the next EBADFs agree).
+    let plain =
+        run(&O_PATH_LOG.replace("O_RDONLY|O_CLOEXEC|O_PATH) = 3", "O_RDONLY|O_CLOEXEC) = 3"));
+    assert_eq!(mismatch_lines(&plain)[0], 5);
+    assert_eq!(unchecked(&plain, "access mode"), 2);
+}
+
+#[test]
+fn an_errno_after_the_lookup_proves_the_descriptor_valid() {
+    let log = r#"
+        openat(AT_FDCWD, "/etc/hostname", O_RDONLY|O_CLOEXEC) = 3
+        pipe2([4, 5], O_NONBLOCK|O_CLOEXEC) = 0
+        ioctl(3, TCGETS, 0x7ffe) = -1 ENOTTY (Inappropriate ioctl for device)
+        lseek(4, 0, SEEK_CUR) = -1 ESPIPE (Illegal seek)
+        read(4, 0x7ffe, 1) = -1 EAGAIN (Resource temporarily unavailable)
+        connect(3, {sa_family=AF_UNIX, sun_path="/x"}, 16) = -1 ENOTSOCK (Socket operation on non-socket)
+        openat(3, "x", O_RDONLY) = -1 ENOTDIR (Not a directory)
+        pidfd_getfd(3, 40, 0) = -1 ESRCH (No such process)
+        epoll_create1(EPOLL_CLOEXEC) = 6
+        epoll_ctl(6, EPOLL_CTL_ADD, 4, {events=EPOLLIN, data={u32=4, u64=4}}) = 0
+        epoll_ctl(6, EPOLL_CTL_ADD, 4, {events=EPOLLIN, data={u32=4, u64=4}}) = -1 EEXIST (File exists)
+        ioctl(9, TCGETS, 0x7ffe) = -1 EPERM (Operation not permitted)
+        fdatasync(9) = -1 EINVAL (Invalid argument)
+        newfstatat(9, "", 0x7ffe, 0) = -1 ENOENT (No such file or directory)
+        splice(9, NULL, 4, NULL, 4096, 0) = -1 EAGAIN (Resource temporarily unavailable)
+    "#;
+    let s = run(log);
+    clean(&s);
+    // ENOTTY, ESPIPE, EAGAIN, ENOTSOCK, ENOTDIR (the walk started at the dirfd), ESRCH (the
+    // pidfd was found; the log's own word), EEXIST (both epoll_ctl descriptors).
+    assert_eq!(s.failed_fd_uses, 7);
+    // EPERM (seccomp's answer), EINVAL (argument checks), ENOENT for an empty path without
+    // AT_EMPTY_PATH: they may come before the lookup. splice looks up two descriptors in
+    // turn: its errors may come between.
+    assert_eq!(unchecked(&s, "before the descriptor lookup"), 3);
+    assert_eq!(unchecked(&s, "between"), 1);
+    // With the descriptor closed, an errno after the lookup is a mismatch (and the model,
+    // resynchronised, agrees with the next calls on 3).
+    let s = run(&log.replace(
+        "ioctl(3, TCGETS, 0x7ffe) = -1 ENOTTY",
+        "close(3) = 0\nioctl(3, TCGETS, 0x7ffe) = -1 ENOTTY",
+    ));
+    assert_eq!(mismatch_lines(&s), vec![4]);
+    let s = run(&log.replace("lseek(4, 0, SEEK_CUR)", "lseek(8, 0, SEEK_CUR)"));
+    assert_eq!(mismatch_lines(&s), vec![4]);
+}
+
+#[test]
+fn ebadf_from_the_access_mode_or_a_non_pidfd_stays_unchecked() {
+    let log = r#"
+        openat(AT_FDCWD, "/etc/hostname", O_RDONLY|O_CLOEXEC) = 3
+        pipe2([4, 5], O_CLOEXEC) = 0
+        write(3, "\0", 1) = -1 EBADF (Bad file descriptor)
+        read(5, 0x7ffe, 1) = -1 EBADF (Bad file descriptor)
+        fcntl(3, F_SETLK, {l_type=F_WRLCK, l_whence=SEEK_SET, l_start=0, l_len=0}) = -1 EBADF (Bad file descriptor)
+        pidfd_getfd(3, 40, 0) = -1 EBADF (Bad file descriptor)
+        sendmsg(4, {msg_name=NULL, msg_namelen=0}, 0) = -1 EBADF (Bad file descriptor)
+        ioctl(3, FICLONE, 9) = -1 EBADF (Bad file descriptor)
+    "#;
+    let s = run(log);
+    clean(&s);
+    assert_eq!(s.ebadf_args, 0);
+    assert_eq!(unchecked(&s, "access mode"), 2);
+    assert_eq!(unchecked(&s, "fcntl command"), 1);
+    assert_eq!(unchecked(&s, "no pidfd"), 1);
+    assert_eq!(unchecked(&s, "inside the arguments"), 1);
+    assert_eq!(unchecked(&s, "driver"), 1);
+    // Closed descriptors still explain them.
+    let s = run(&log.replace(
+        "pipe2([4, 5], O_CLOEXEC) = 0",
+        "pipe2([4, 5], O_CLOEXEC) = 0\nclose(3) = 0\nclose(5) = 0",
+    ));
+    clean(&s);
+    assert_eq!(s.ebadf_args, 5);
+}
+
+/// pidfd_getfd looks its target descriptor up in the table of the pidfd's process
+/// (kernel/pid.c `__pidfd_fget`), whichever way the pidfd was made: pidfd 8 from
+/// CLONE_PIDFD, 9 from pidfd_open.
+const PIDFD_GETFD: &str = r#"
+    1 openat(AT_FDCWD, "/etc/hostname", O_RDONLY|O_CLOEXEC) = 3
+    1 openat(AT_FDCWD, "/etc", O_RDONLY|O_CLOEXEC|O_DIRECTORY) = 4
+    1 openat(AT_FDCWD, "/etc/passwd", O_RDONLY) = 5
+    1 pipe2([6, 7], O_CLOEXEC) = 0
+    1 clone3({flags=CLONE_PIDFD, pidfd=0x7ffe, exit_signal=SIGCHLD, stack=NULL, stack_size=0} => {pidfd=[8]}, 88) = 2
+    1 read(6,  <unfinished ...>
+    2 close(3) = 0
+    2 close(5) = 0
+    2 openat(AT_FDCWD, "/etc/passwd", O_RDONLY|O_PATH) = 3
+    2 openat(AT_FDCWD, "/etc/group", O_RDONLY) = 5
+    2 dup2(5, 40) = 40
+    2 close(5) = 0
+    2 write(7, "r", 1) = 1
+    2 read(4,  <unfinished ...>
+    1 <... read resumed>"r", 1) = 1
+    1 pidfd_open(2, 0) = 9
+    1 pidfd_getfd(9, 40, 0) = 10
+    1 pidfd_getfd(8, 3, 0) = 11
+    1 pidfd_getfd(9, 5, 0) = -1 EBADF (Bad file descriptor)
+    1 pidfd_getfd(8, -1, 0) = -1 EBADF (Bad file descriptor)
+    1 pidfd_getfd(77, 40, 0) = -1 EBADF (Bad file descriptor)
+    1 pidfd_getfd(9, 40, 0x1) = -1 EINVAL (Invalid argument)
+"#;
+
+#[test]
+fn pidfd_getfd_looks_the_target_descriptor_up_in_the_target_table() {
+    let s = run(PIDFD_GETFD);
+    clean(&s);
+    // Two successes (40: only the child has it; 3: the child's O_PATH file, fget_task takes
+    // it) and an EBADF (5: open here, closed there) decided in the child's table; EBADF for
+    // the target -1 and for the pidfd 77 (the caller's table).
+    assert_eq!(s.remote_fd_args, 3);
+    assert_eq!(s.ebadf_args, 3);
+    // Read in the caller's table, the answers would be wrong.
+    for (from, to, line) in [
+        (
+            "pidfd_getfd(9, 40, 0) = 10",
+            "pidfd_getfd(9, 40, 0) = -1 EBADF (Bad file descriptor)",
+            17,
+        ),
+        ("pidfd_getfd(8, 3, 0) = 11", "pidfd_getfd(8, 5, 0) = 11", 18),
+        (
+            "pidfd_getfd(8, 3, 0) = 11",
+            "pidfd_getfd(8, 3, 0) = -1 EBADF (Bad file descriptor)",
+            18,
+        ),
+        (
+            "pidfd_getfd(9, 5, 0) = -1 EBADF (Bad file descriptor)",
+            "pidfd_getfd(9, 5, 0) = 12",
+            19,
+        ),
+    ] {
+        let s = run(&PIDFD_GETFD.replace(from, to));
+        assert_eq!(mismatch_lines(&s)[0], line, "{to}");
+    }
+    // An exiting target's table may be gone already (EBADF whatever the descriptor)...
+    let exiting = PIDFD_GETFD.replace("    2 read(4,  <unfinished ...>", "    2 exit_group(0) = ?");
+    let s = run(&exiting.replace(
+        "pidfd_getfd(8, 3, 0) = 11",
+        "pidfd_getfd(8, 3, 0) = -1 EBADF (Bad file descriptor)",
+    ));
+    clean(&s);
+    assert_eq!(unchecked(&s, "exiting"), 2);
+    // ...though a success still found its descriptor there.
+    let s = run(&exiting.replace("pidfd_getfd(9, 40, 0) = 10", "pidfd_getfd(9, 41, 0) = 10"));
+    assert_eq!(mismatch_lines(&s), vec![17]);
+    // A target that is not traced: nothing to compare with.
+    let s = run(&PIDFD_GETFD.replace("pidfd_open(2, 0) = 9", "pidfd_open(9999, 0) = 9"));
+    clean(&s);
+    assert_eq!(unchecked(&s, "not traced"), 2);
+    // The target's table may be changing (a table call in flight): unchecked too.
+    let busy = PIDFD_GETFD.replace(
+        "    2 read(4,  <unfinished ...>",
+        "    2 openat(AT_FDCWD, \"/fifo\", O_RDONLY <unfinished ...>",
+    );
+    let s = run(&busy.replace(
+        "pidfd_getfd(9, 5, 0) = -1 EBADF (Bad file descriptor)",
+        "pidfd_getfd(9, 5, 0) = 12",
+    ));
+    clean(&s);
+    assert_eq!(unchecked(&s, "target's table changed"), 3);
+}
+
+#[test]
+fn a_shared_table_in_flux_leaves_a_failed_call_unchecked() {
+    let log = format!(
+        "10 {THREAD}
+         10 openat(AT_FDCWD, \"/a\", O_RDONLY) = 3
+         11 close(3 <unfinished ...>
+         10 fchmod(3, 0644) = -1 EBADF (Bad file descriptor)
+         11 <... close resumed>) = 0"
+    );
+    let s = run(&log);
+    clean(&s);
+    assert_eq!(unchecked(&s, "sharing the table"), 1);
+    // With no sibling inside a table call, the table is settled: a mismatch.
+    let s = run(&log.replace("11 close(3 <unfinished ...>", "11 getpid( <unfinished ...>"));
+    assert_eq!(mismatch_lines(&s), vec![4]);
+}
+
+#[test]
+fn without_a_meta_file_a_standard_descriptor_answering_ebadf_is_unknown() {
+    let log = "newfstatat(1, \"\", 0x7ffe, AT_EMPTY_PATH) = -1 EBADF (Bad file descriptor)\n\
+               openat(AT_FDCWD, \"/a\", O_RDONLY) = 1";
+    let r = run_opts(log, &Options::default());
+    clean(&r.stats);
+    assert_eq!(unchecked(&r.stats, "does not know"), 1);
+    assert!(!r.stats.notes.is_empty());
+    // Known to be open: a mismatch (then the model closes it, and the open gets 1).
+    let s = run(log);
+    assert_eq!(mismatch_lines(&s), vec![1]);
+}
+
+#[test]
+fn utimensat_with_both_times_omitted_looks_nothing_up() {
+    // fs/utimes.c returns 0 before any lookup when both times are UTIME_OMIT.
+    let s = run("utimensat(77, NULL, [UTIME_OMIT, UTIME_OMIT], 0) = 0\n\
+                 utimensat(77, \"x\", [{tv_sec=0, tv_nsec=1073741822}, {tv_sec=0, tv_nsec=1073741822}], 0) = 0");
+    clean(&s);
+    assert_eq!(s.fd_uses, 0);
+    let s = run("utimensat(77, NULL, [UTIME_NOW, UTIME_OMIT], 0) = 0");
+    assert_eq!(mismatch_lines(&s), vec![1]);
+}
+
+#[test]
+fn in_an_io_uring_table_a_disagreement_is_drift() {
+    let s = run(
+        "io_uring_setup(4, {flags=0, sq_entries=4, cq_entries=8}) = 3
+                 openat(AT_FDCWD, \"/a\", O_RDONLY) = 4
+                 fchmod(4, 0644) = -1 EBADF (Bad file descriptor)",
+    );
+    clean(&s);
+    assert_eq!(s.drift, 1);
+}

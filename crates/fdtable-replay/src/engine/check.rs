@@ -5,11 +5,11 @@
 //! initial state was assumed and the descriptors involved were never seen (P10), else a
 //! *mismatch* — and the table is resynchronised to the log (a gap below a returned fd was
 //! taken invisibly; a returned fd the model held open was closed invisibly), so that one
-//! error does not cascade into the next results. Descriptor arguments of successful calls
-//! are checked open (P15).
+//! error does not cascade into the next results. Descriptor arguments are checked in
+//! [`super::args`].
 
+use super::Engine;
 use super::step::{Check, Step, Val, force_install};
-use super::{Engine, Pending};
 use crate::decode::Kind;
 use crate::parse::Call;
 use crate::stats::Exactness;
@@ -19,7 +19,7 @@ use fdtable::FdState;
 const MAX_GAP: u32 = 4096;
 /// How a disagreement is classified.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Verdict {
+pub(crate) enum Verdict {
     Mismatch,
     Drift,
     Inherited,
@@ -150,7 +150,7 @@ impl Engine {
         Verdict::Mismatch
     }
 
-    fn touched_before(&self, fd: u32) -> bool {
+    pub(crate) fn touched_before(&self, fd: u32) -> bool {
         self.touched.contains(&fd)
     }
 
@@ -214,71 +214,6 @@ impl Engine {
                 let _ = f.set_close_on_exec(*fd, *cloexec);
             }
             _ => {}
-        }
-    }
-
-    /// Checks that the descriptor arguments of a successful call are open (P15).
-    pub(crate) fn check_uses(&mut self, c: &Call, uses: &[u32], pending: Option<&Pending>) {
-        if uses.is_empty() || !c.ret.is_ok() {
-            return;
-        }
-        let Some(task) = self.tasks.get(&c.entry_tid) else {
-            return;
-        };
-        let ti = task.table;
-        for &fd in uses {
-            let Some(t) = self.tables.get(ti) else {
-                return;
-            };
-            let open = matches!(t.files.fd_state(fd), FdState::Installed { .. })
-                || pending.is_some_and(|p| p.open_at_entry.contains(&fd));
-            self.stats.fd_uses += 1;
-            if open {
-                continue;
-            }
-            // Closed meanwhile by a sibling whose call overlapped ours?
-            if t.sharers() > 1 && c.entry_line < c.line {
-                continue;
-            }
-            let verdict = if t.drifting || t.blind {
-                Verdict::Drift
-            } else if self.init.assumed && !self.touched.contains(&fd) {
-                Verdict::Inherited
-            } else {
-                Verdict::Mismatch
-            };
-            match verdict {
-                Verdict::Mismatch => {
-                    let row = self.stats.row(&c.name);
-                    row.checked += 1;
-                    row.mismatched += 1;
-                    self.push_mismatch(
-                        c,
-                        format!("{fd} open (the call succeeded)"),
-                        format!("{fd} not open"),
-                        "fd use",
-                    );
-                }
-                Verdict::Drift => self.stats.drift += 1,
-                Verdict::Inherited => {
-                    self.stats.inherited += 1;
-                    self.stats.note(format!(
-                        "line {}: fd {fd} used without a visible creation; taken as inherited \
-                         (no meta file: initial descriptors assumed)",
-                        c.line
-                    ));
-                }
-            }
-            self.touched.insert(fd);
-            if let Some(t) = self.tables.get_mut(ti) {
-                self.stats.resyncs += 1;
-                let kind = if verdict == Verdict::Inherited {
-                    Kind::Inherited
-                } else {
-                    Kind::Opaque
-                };
-                force_install(&mut t.files, fd, kind, c.line);
-            }
         }
     }
 }

@@ -35,7 +35,7 @@ impl Engine {
             .groups
             .get(group)
             .map_or(self.init.nofile, |g| g.nofile);
-        let steps = match plan(&d.op, c.ret, &d.uses) {
+        let steps = match plan(&d.op, c.ret, &d.arg_fds()) {
             Plan::Skip(why) => {
                 self.stats.row(&c.name).skipped += 1;
                 if c.ret.is_ok() && matches!(d.op, Op::Pair { .. } | Op::Recv { .. }) {
@@ -49,6 +49,11 @@ impl Engine {
             Plan::Steps(s) => s,
         };
         self.stats.row(&c.name).replayed += 1;
+        if !steps.is_empty()
+            && let Some(t) = self.tables.get_mut(ti)
+        {
+            t.changed = c.line;
+        }
         for s in &steps {
             match s {
                 Step::Alloc {
@@ -303,7 +308,7 @@ impl Engine {
             if !d.op.reorderable() && !pidfd_clone {
                 continue;
             }
-            let Plan::Steps(steps) = plan(&d.op, call.ret, &d.uses) else {
+            let Plan::Steps(steps) = plan(&d.op, call.ret, &d.arg_fds()) else {
                 continue;
             };
             if steps.is_empty() {

@@ -15,6 +15,7 @@
 //! assumed they are *inherited* (P10); otherwise they are *mismatches*. Either way the model
 //! is resynchronised to the log, so one error does not cascade.
 
+pub mod args;
 pub mod check;
 pub mod lin;
 pub mod plan;
@@ -187,6 +188,9 @@ pub struct Engine {
     /// Search nodes still allowed: grows with the calls replayed, so that a log full of
     /// disagreements on shared tables costs time in proportion to its length.
     search_allowance: u64,
+    /// Tasks that called exit or exit_group (their table may already be gone: pidfd_getfd
+    /// then answers EBADF whatever the descriptor).
+    dying: HashSet<u32>,
 }
 
 /// Search nodes allowed at the start of a log, and per call replayed.
@@ -211,6 +215,7 @@ impl Engine {
             drifted: HashSet::new(),
             born_early: HashSet::new(),
             search_allowance: ALLOWANCE_START,
+            dying: HashSet::new(),
         }
     }
 
@@ -254,16 +259,32 @@ impl Engine {
             .and_then(|t| t.pending.take())
             .filter(|p| p.id == c.id);
         let d = decode(c);
+        match c.name.as_str() {
+            "exit" => {
+                self.dying.insert(tid);
+            }
+            "exit_group" => {
+                let members = self
+                    .tasks
+                    .get(&tid)
+                    .and_then(|t| self.groups.get(t.group))
+                    .map(|g| g.members.clone())
+                    .unwrap_or_default();
+                self.dying.extend(members);
+                self.dying.insert(tid);
+            }
+            _ => {}
+        }
         match &d.op {
             Op::Unknown => {
                 *self.stats.unsupported.entry(c.name.clone()).or_default() += 1;
                 self.stats.row(&c.name).skipped += 1;
             }
-            Op::Plain => self.check_uses(c, &d.uses, pending.as_ref()),
+            Op::Plain => self.check_args(c, &d, pending.as_ref()),
             Op::Clone { .. } => self.clone_call(c, &d, look),
             Op::Unshare(files) => self.unshare(c, *files),
             Op::Exec => {
-                self.check_uses(c, &d.uses, pending.as_ref());
+                self.check_args(c, &d, pending.as_ref());
                 self.exec(c);
             }
             Op::Rlimit { pid, new, old } => self.rlimit(c, *pid, *new, *old),
@@ -271,7 +292,7 @@ impl Engine {
                 self.close_range_unshare(c, &d.op)
             }
             _ => {
-                self.check_uses(c, &d.uses, pending.as_ref());
+                self.check_args(c, &d, pending.as_ref());
                 self.table_op(c, &d, look);
             }
         }
@@ -301,7 +322,7 @@ impl Engine {
             ret: crate::parse::Ret::Val(0),
         };
         decode(&probe)
-            .uses
+            .uses()
             .into_iter()
             .filter(|&fd| matches!(table.files.fd_state(fd), fdtable::FdState::Installed { .. }))
             .collect()

@@ -32,9 +32,9 @@ fn table_err(e: Errno, table: &[Errno]) -> bool {
     table.contains(&e)
 }
 
-/// The steps of a table operation. `uses` are the call's descriptor arguments (for accept's
-/// listening fd).
-pub fn plan(op: &Op, ret: Ret, uses: &[u32]) -> Plan {
+/// The steps of a table operation. `args` are the call's descriptor arguments as the kernel
+/// sees them (for accept's listening fd and an ioctl's fd; negative values included).
+pub fn plan(op: &Op, ret: Ret, args: &[u32]) -> Plan {
     use Plan::*;
     let one = |s: Step| Steps(vec![s]);
     match op {
@@ -74,8 +74,12 @@ pub fn plan(op: &Op, ret: Ret, uses: &[u32]) -> Plan {
                     n: 1,
                     expect: Errno::EMFILE,
                 }),
-                (Ret::Err(Errno::EBADF), Alloc::Accept | Alloc::Ioctl) => match uses.first() {
-                    Some(&fd) => one(Step::Closed { fd }),
+                // Both look their descriptor up with `fdget`: O_PATH is EBADF too.
+                (Ret::Err(Errno::EBADF), Alloc::Accept | Alloc::Ioctl) => match args.first() {
+                    Some(&fd) => one(Step::Closed {
+                        fd,
+                        hide_opath: true,
+                    }),
                     None => Steps(vec![]),
                 },
                 // Errors found before the descriptor is reserved.
@@ -234,7 +238,11 @@ pub fn plan(op: &Op, ret: Ret, uses: &[u32]) -> Plan {
             pidfd: Some(fd), ..
         } if ret.is_ok() => one(Step::Alloc {
             cloexec: true,
-            kind: Kind::Anon,
+            // A pidfd of the child (pidfd_getfd's target).
+            kind: ret
+                .ok()
+                .and_then(|v| u32::try_from(v).ok())
+                .map_or(Kind::Anon, Kind::Pidfd),
             opath: false,
             expect: Val::Fd(*fd),
         }),

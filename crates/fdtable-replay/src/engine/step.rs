@@ -199,6 +199,8 @@ pub enum Step {
     Closed {
         /// Fd.
         fd: u32,
+        /// Looked up with `fdget`: an O_PATH file counts as absent.
+        hide_opath: bool,
     },
 }
 
@@ -361,8 +363,13 @@ impl Step {
                 flags,
                 expect,
             } => check(expect, unit(f.close_range(first, last, flags))),
-            Step::Closed { fd } => {
+            Step::Closed { fd, hide_opath } => {
                 let got = match f.fd_state(fd) {
+                    FdState::Installed { .. }
+                        if hide_opath && f.fget(fd).is_some_and(|file| file.opath) =>
+                    {
+                        Val::Err(Errno::EBADF)
+                    }
                     FdState::Installed { .. } => Val::Ok,
                     _ => Val::Err(Errno::EBADF),
                 };

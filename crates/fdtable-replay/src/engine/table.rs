@@ -125,6 +125,8 @@ pub struct Table {
     pub blind: bool,
     /// The linearization history, used while tasks share the table.
     pub hist: History,
+    /// The result line of the last call that changed it (or created it).
+    pub changed: u64,
 }
 
 impl Table {
@@ -136,6 +138,7 @@ impl Table {
             drifting: false,
             blind: false,
             hist: History::default(),
+            changed: 0,
         }
     }
 

@@ -42,12 +42,14 @@ impl Engine {
         self.create_root(tid);
     }
 
-    fn resolve(&self, tid: u32) -> u32 {
+    /// The task a (possibly placeholder) tid names now.
+    pub(crate) fn resolve(&self, tid: u32) -> u32 {
         self.aliases.get(&tid).copied().unwrap_or(tid)
     }
 
     fn create_root(&mut self, tid: u32) {
         self.root_made = true;
+        self.dying.remove(&tid);
         let mut files = Fdt::new();
         for &fd in &self.init.fds.clone() {
             force_install(&mut files, fd, Kind::Inherited, 0);
@@ -95,6 +97,7 @@ impl Engine {
             let mut nt = Table::new(copy);
             nt.drifting = t.drifting;
             nt.blind = t.blind;
+            nt.changed = born;
             let drifting = nt.drifting;
             let i = self.tables.insert(nt);
             if drifting {
@@ -122,6 +125,7 @@ impl Engine {
         if let Some(old) = self.tasks.remove(&child) {
             self.drop_task(child, old);
         }
+        self.dying.remove(&child);
         self.tasks.insert(
             child,
             Task {
@@ -135,6 +139,7 @@ impl Engine {
 
     /// `+++ exited` / `+++ killed`: the task is gone.
     pub(crate) fn remove_task(&mut self, tid: u32) {
+        self.dying.remove(&tid);
         if let Some(t) = self.tasks.remove(&tid) {
             self.drop_task(tid, t);
         }
@@ -288,7 +293,7 @@ impl Engine {
                     ));
                 }
                 let (drifting, blind) = (t.drifting, t.blind);
-                self.move_to_new_table(c.entry_tid, h, drifting, blind);
+                self.move_to_new_table(c.entry_tid, h, drifting, blind, c.line);
                 self.leave_table_commit(ti);
             }
             None => {
@@ -305,10 +310,11 @@ impl Engine {
         }
     }
 
-    fn move_to_new_table(&mut self, tid: u32, files: Fdt, drifting: bool, blind: bool) {
+    fn move_to_new_table(&mut self, tid: u32, files: Fdt, drifting: bool, blind: bool, line: u64) {
         let mut nt = Table::new(files);
         nt.drifting = drifting;
         nt.blind = blind;
+        nt.changed = line;
         let i = self.tables.insert(nt);
         if drifting {
             self.drifted.insert(i);
@@ -347,12 +353,15 @@ impl Engine {
                     t.reattach(h);
                 } else {
                     let (drifting, blind) = (t.drifting, t.blind);
-                    self.move_to_new_table(c.entry_tid, h, drifting, blind);
+                    self.move_to_new_table(c.entry_tid, h, drifting, blind, c.line);
                     self.leave_table_commit(ti);
                 }
                 r
             }
-            None => t.files.close_range(first, last, flags),
+            None => {
+                t.changed = c.line;
+                t.files.close_range(first, last, flags)
+            }
         };
         let row = self.stats.row(&c.name);
         row.replayed += 1;
@@ -426,11 +435,12 @@ impl Engine {
                 self.stats.closed_on_exec += before.saturating_sub(h.snapshot().len()) as u64;
                 let blind = t.blind;
                 let drifting = t.drifting;
-                self.move_to_new_table(tid, h, drifting, blind);
+                self.move_to_new_table(tid, h, drifting, blind, c.line);
                 self.leave_table_commit(ti);
                 self.refresh_drift(tid);
             }
             None => {
+                t.changed = c.line;
                 let before = t.files.snapshot().len();
                 if let Err(e) = t.files.exec() {
                     self.stats.note(format!(
