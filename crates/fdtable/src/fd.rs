@@ -1,6 +1,7 @@
 //! [`Fd`]: the result of a light lookup, the kernel's `struct fd`.
 
 use crate::file_ref::{FileInner, FileRef};
+use crate::rcu::HandleReader;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ops::Deref;
@@ -14,7 +15,8 @@ use core::ptr::NonNull;
 /// handle cannot close the fd or share the table while it lives.
 pub struct Fd<'a, F: ?Sized> {
     ptr: NonNull<FileInner<F>>,
-    owned: bool,
+    /// For an owned `Fd`, the handle's RCU state its put uses; `None` for a borrow.
+    reader: Option<&'a HandleReader>,
     _borrow: PhantomData<&'a FileInner<F>>,
 }
 
@@ -26,19 +28,20 @@ impl<'a, F: ?Sized> Fd<'a, F> {
     pub(crate) unsafe fn borrowed(ptr: NonNull<FileInner<F>>) -> Self {
         Fd {
             ptr,
-            owned: false,
+            reader: None,
             _borrow: PhantomData,
         }
     }
 
     /// # Safety
     ///
-    /// `ptr` carries one counted reference, which the result takes over.
-    #[inline]
-    pub(crate) unsafe fn owned(ptr: NonNull<FileInner<F>>) -> Self {
+    /// `ptr` carries one counted reference, which the result takes over; `reader` is the RCU
+    /// state of the handle it was looked up through.
+    #[inline(always)]
+    pub(crate) unsafe fn owned(ptr: NonNull<FileInner<F>>, reader: &'a HandleReader) -> Self {
         Fd {
             ptr,
-            owned: true,
+            reader: Some(reader),
             _borrow: PhantomData,
         }
     }
@@ -46,7 +49,7 @@ impl<'a, F: ?Sized> Fd<'a, F> {
     /// Whether dropping this puts a reference (`FDPUT_FPUT`): false for a light borrow.
     #[inline]
     pub fn needs_put(&self) -> bool {
-        self.owned
+        self.reader.is_some()
     }
 
     /// A counted reference to the file, to keep it past this lookup (`get_file`).
@@ -73,7 +76,7 @@ impl<'a, F: ?Sized> Fd<'a, F> {
     /// whether a reference must be put.
     pub fn into_raw(self) -> (*const F, bool) {
         let this = ManuallyDrop::new(self);
-        (this.as_ptr(), this.owned)
+        (this.as_ptr(), this.reader.is_some())
     }
 }
 
@@ -89,9 +92,9 @@ impl<F: ?Sized> Deref for Fd<'_, F> {
 impl<F: ?Sized> Drop for Fd<'_, F> {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.owned {
+        if let Some(reader) = self.reader {
             // SAFETY: an owned `Fd` carries one reference, dropped here (`fdput`).
-            drop(unsafe { FileRef::from_inner(self.ptr) });
+            unsafe { FileInner::put_ref_on(self.ptr, reader) };
         }
     }
 }
@@ -99,7 +102,7 @@ impl<F: ?Sized> Drop for Fd<'_, F> {
 impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for Fd<'_, F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Fd")
-            .field("owned", &self.owned)
+            .field("owned", &self.reader.is_some())
             .field("file", &&**self)
             .finish()
     }

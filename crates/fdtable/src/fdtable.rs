@@ -234,6 +234,43 @@ impl<'a, F: ?Sized, P> TableRef<'a, F, P> {
         unsafe { &*self.ptr.as_ptr() }
     }
 
+    /// A word of `open_fds`, by raw pointer (the hot paths skip slice bounds checks).
+    ///
+    /// # Safety
+    ///
+    /// `w < self.words()`; the caller has exclusive access to the locked state while it uses
+    /// the pointer.
+    #[inline(always)]
+    pub(crate) unsafe fn open_word(self, w: usize) -> *mut Long {
+        let off = self.header().open_fds;
+        // SAFETY: per the contract the word is inside the allocation.
+        unsafe { ((self.ptr.as_ptr() as *mut u8).add(off) as *mut Long).add(w) }
+    }
+
+    /// A word of `close_on_exec`, by raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// As [`TableRef::open_word`].
+    #[inline(always)]
+    pub(crate) unsafe fn cloexec_word(self, w: usize) -> *mut Long {
+        let off = self.header().close_on_exec;
+        // SAFETY: per the contract the word is inside the allocation.
+        unsafe { ((self.ptr.as_ptr() as *mut u8).add(off) as *mut Long).add(w) }
+    }
+
+    /// A word of `full_fds_bits`, by raw pointer.
+    ///
+    /// # Safety
+    ///
+    /// `w < words_for(self.words(), BITS_PER_LONG)`; exclusive access as above.
+    #[inline(always)]
+    pub(crate) unsafe fn full_word(self, w: usize) -> *mut Long {
+        let off = self.header().full_fds_bits;
+        // SAFETY: per the contract the word is inside the allocation.
+        unsafe { ((self.ptr.as_ptr() as *mut u8).add(off) as *mut Long).add(w) }
+    }
+
     /// The number of bitmap words (`BITS_TO_LONGS(max_fds)`).
     #[inline(always)]
     pub(crate) fn words(self) -> usize {

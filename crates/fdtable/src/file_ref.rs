@@ -195,18 +195,22 @@ impl<F: ?Sized> FileInner<F> {
         // satisfied before this increment (see `Files::fget`). The file's contents are already
         // visible through the Acquire load of the slot, which pairs with the Release store in
         // `fd_install`/`do_dup2`.
-        let old = refcnt.fetch_add(1, Ordering::Acquire);
+        let negative = (refcnt.fetch_add(1, Ordering::Acquire).wrapping_add(1) as isize) < 0;
         rcu::assert_live(this);
-        let new = old.wrapping_add(1);
-        if (new as isize) >= 0 {
+        if !negative {
             return true;
         }
-        Self::get_slow(refcnt, new)
+        Self::get_slow(refcnt)
     }
 
+    /// The increment took the count negative: it was dead (the lookup fails) or saturated (it
+    /// succeeds, and the file can never be released again). The zones are 2^61 wide, so the
+    /// count read now is still in the zone the increment landed in.
     #[cold]
-    fn get_slow(refcnt: &AtomicUsize, new: usize) -> bool {
-        if new >= RELEASED {
+    fn get_slow(refcnt: &AtomicUsize) -> bool {
+        // ORDERING: Relaxed; only the zone matters, and no other thread moves a count out of
+        // its zone (see above).
+        if refcnt.load(Ordering::Relaxed) >= RELEASED {
             // Dead zone: the last reference is gone. The memory is not freed while the reader
             // is in its section, so pinning the value back to DEAD cannot hit another file.
             // ORDERING: Relaxed; only keeps the count in the middle of the dead zone.
@@ -242,10 +246,56 @@ impl<F: ?Sized> FileInner<F> {
     /// the last and the caller must release the file.
     #[inline(always)]
     fn put(&self) -> bool {
-        let section = rcu::put_begin();
+        let Some(section) = rcu::put_try_begin() else {
+            return self.put_unregistered();
+        };
         // ORDERING: Release; everything this holder did with the file happens-before the
         // release, which acquires in `put_slow` (its cmpxchg reads a value in this RMW's
         // release sequence).
+        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
+        rcu::assert_live(self);
+        let last = (new as isize) < 0 && self.put_slow(new);
+        rcu::put_end_fast(section);
+        last
+    }
+
+    /// [`FileInner::put`] with the window opened on a table handle's record (the put of an
+    /// `Fd` from a shared lookup).
+    #[inline(always)]
+    pub(crate) fn put_on(&self, reader: &rcu::HandleReader) -> bool {
+        let Some(section) = reader.put_try_begin() else {
+            return self.put_unregistered();
+        };
+        // ORDERING: Release; as in `put`.
+        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
+        rcu::assert_live(self);
+        let last = (new as isize) < 0 && self.put_slow(new);
+        rcu::put_end_fast(section);
+        last
+    }
+
+    /// Drops a reference with the window on `reader`'s record; releases the file if it was
+    /// the last.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns one counted reference on `this`, given up here.
+    #[inline(always)]
+    pub(crate) unsafe fn put_ref_on(this: NonNull<Self>, reader: &rcu::HandleReader) {
+        // SAFETY: the caller's reference keeps the header alive until the put.
+        if unsafe { this.as_ref() }.put_on(reader) {
+            // SAFETY: the last put: this is the one releasing thread.
+            unsafe { Self::release(this) };
+        }
+    }
+
+    /// [`FileInner::put`] on a thread whose RCU section is not cheap yet (its first, or one
+    /// that is exiting).
+    #[cold]
+    #[inline(never)]
+    fn put_unregistered(&self) -> bool {
+        let section = rcu::put_begin();
+        // ORDERING: Release; as in `put`.
         let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
         rcu::assert_live(self);
         let last = (new as isize) < 0 && self.put_slow(new);

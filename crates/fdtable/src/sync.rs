@@ -55,14 +55,44 @@ pub(crate) struct TableLock<L> {
     _raw: core::marker::PhantomData<L>,
 }
 
-/// Held while the lock is held.
-pub(crate) struct TableLockGuard<'a, L: lock_api::RawMutex> {
+impl<L: lock_api::RawMutex> TableLock<L> {
+    /// Takes the lock without a guard; [`TableLock::raw_unlock`] releases it.
+    #[inline(always)]
+    pub(crate) fn raw_lock(&self) -> RawHeld<'_> {
+        #[cfg(not(loom))]
+        {
+            self.raw.lock();
+            RawHeld {
+                _p: core::marker::PhantomData,
+            }
+        }
+        #[cfg(loom)]
+        {
+            let g = self.inner.lock().unwrap();
+            RawHeld { _guard: Some(g) }
+        }
+    }
+
+    /// Releases the lock taken by [`TableLock::raw_lock`].
+    #[inline(always)]
+    pub(crate) fn raw_unlock(&self, held: RawHeld<'_>) {
+        #[cfg(not(loom))]
+        {
+            let _ = held;
+            // SAFETY: `held` proves `raw_lock` took the lock in this context.
+            unsafe { self.raw.unlock() }
+        }
+        #[cfg(loom)]
+        drop(held);
+    }
+}
+
+/// Proof that [`TableLock::raw_lock`] took the lock (the loom guard, under loom).
+pub(crate) struct RawHeld<'a> {
     #[cfg(not(loom))]
-    lock: &'a TableLock<L>,
+    _p: core::marker::PhantomData<&'a ()>,
     #[cfg(loom)]
-    _inner: loom::sync::MutexGuard<'a, ()>,
-    #[cfg(loom)]
-    _raw: core::marker::PhantomData<L>,
+    _guard: Option<loom::sync::MutexGuard<'a, ()>>,
 }
 
 impl<L: lock_api::RawMutex> TableLock<L> {
@@ -75,31 +105,5 @@ impl<L: lock_api::RawMutex> TableLock<L> {
             #[cfg(loom)]
             _raw: core::marker::PhantomData,
         }
-    }
-
-    /// `spin_lock(&files->file_lock)`.
-    #[inline(always)]
-    pub(crate) fn lock(&self) -> TableLockGuard<'_, L> {
-        #[cfg(not(loom))]
-        {
-            self.raw.lock();
-            TableLockGuard { lock: self }
-        }
-        #[cfg(loom)]
-        {
-            TableLockGuard {
-                _inner: self.inner.lock().unwrap(),
-                _raw: core::marker::PhantomData,
-            }
-        }
-    }
-}
-
-#[cfg(not(loom))]
-impl<L: lock_api::RawMutex> Drop for TableLockGuard<'_, L> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        // SAFETY: this guard was created by `lock`, so the current context holds the lock.
-        unsafe { self.lock.raw.unlock() }
     }
 }

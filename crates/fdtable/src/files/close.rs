@@ -13,7 +13,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     ///
     /// `EBADF` if `fd` is free or reserved (a reserved fd stays reserved). Otherwise returns
     /// the file's flush result; the fd is closed either way.
-    #[inline]
+    #[inline(always)]
     pub fn close_fd(&mut self, fd: u32) -> Result<(), Errno> {
         let file = self.file_close_fd(fd)?;
         filp_close(file)
@@ -21,10 +21,12 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
 
     /// `file_close_fd`: empties the slot and releases the fd, returning the table's reference
     /// to the caller without flushing it. `EBADF` if `fd` is not installed.
-    #[inline]
+    #[inline(always)]
     pub fn file_close_fd(&mut self, fd: u32) -> Result<FileRef<F>, Errno> {
-        self.locked(|l| l.file_close_fd_locked(fd as usize))
-            .ok_or(Errno::EBADF)
+        let mut l = self.lock();
+        let f = l.file_close_fd_locked(fd as usize);
+        drop(l);
+        f.ok_or(Errno::EBADF)
     }
 
     /// `close_range(first, last, flags)`.

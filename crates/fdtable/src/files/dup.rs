@@ -15,9 +15,25 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// # References
     ///
     /// [dup(2)](https://man7.org/linux/man-pages/man2/dup.2.html)
-    #[inline]
+    #[inline(always)]
     pub fn dup(&self, fd: u32, nofile: u64) -> Result<u32, Errno> {
         let end = clamp_end(nofile);
+        {
+            let mut l = self.lock();
+            let file = l.lookup(fd as usize).ok_or(Errno::EBADF)?;
+            let payload = l.payload(fd as usize);
+            if let Some(r) = l.alloc_fd_fast(0, end, false, payload) {
+                let new = r?;
+                l.publish(new, file.get());
+                return Ok(new as u32);
+            }
+        }
+        self.dup_slow(fd, end)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn dup_slow(&self, fd: u32, end: usize) -> Result<u32, Errno> {
         self.locked(|l| {
             let file = l.lookup(fd as usize).ok_or(Errno::EBADF)?;
             let payload = l.payload(fd as usize);

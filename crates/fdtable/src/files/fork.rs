@@ -33,6 +33,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         Files {
             fs: self.fs,
             light: Cell::new(ptr::null()),
+            reader: crate::rcu::HandleReader::new(),
             _marker: PhantomData,
         }
     }

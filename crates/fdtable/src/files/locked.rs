@@ -8,8 +8,9 @@ use crate::fdtable::{FdTable, TableRef};
 use crate::file_ref::{FileInner, FileRef};
 use crate::limits::nr_open;
 use crate::rcu;
-use crate::sync::{Ordering, TableLockGuard};
+use crate::sync::{Ordering, RawHeld};
 use alloc::boxed::Box;
+use core::mem::MaybeUninit;
 use core::ptr::{self, NonNull};
 
 /// What to do with an allocation once the lock is dropped.
@@ -54,42 +55,81 @@ impl<F: ?Sized, P, L> Deferred<F, P, L> {
 /// used are freed (or retired) when this is dropped, after the lock.
 pub(super) struct Locked<'a, F: ?Sized, P, L: lock_api::RawMutex> {
     fs: &'a FilesStruct<F, P, L>,
-    guard: Option<TableLockGuard<'a, L>>,
+    /// The handle's light-lookup cache, set again on drop for an exclusive table.
+    light: &'a core::cell::Cell<*const FdTable<F, P>>,
+    /// Set while this context holds `file_lock`.
+    held: Option<RawHeld<'a>>,
     exclusive: bool,
-    deferred: [Option<Deferred<F, P, L>>; 2],
+    /// The current allocation (`files->fdt`), kept up to date by this context (only a context
+    /// with exclusive access changes it, and this one reloads it after retaking the lock).
+    t: TableRef<'a, F, P>,
+    /// How many of `deferred` are set (the rest are uninitialised).
+    n_deferred: u8,
+    deferred: [MaybeUninit<Deferred<F, P, L>>; 2],
 }
 
 impl<F: ?Sized, P, L: lock_api::RawMutex> Drop for Locked<'_, F, P, L> {
+    #[inline(always)]
     fn drop(&mut self) {
-        drop(self.guard.take());
-        for d in self.deferred.iter_mut() {
-            if let Some(d) = d.take() {
-                // SAFETY: queued by `defer`, whose callers state the variant's condition.
-                unsafe { d.run() };
-            }
+        if let Some(h) = self.held.take() {
+            self.fs.cold.file_lock.raw_unlock(h);
+        }
+        if self.n_deferred != 0 {
+            self.run_deferred();
+        }
+        if self.exclusive {
+            self.light.set(self.t.as_non_null().as_ptr());
+        }
+    }
+}
+
+impl<F: ?Sized, P, L: lock_api::RawMutex> Locked<'_, F, P, L> {
+    #[cold]
+    #[inline(never)]
+    fn run_deferred(&mut self) {
+        let n = core::mem::take(&mut self.n_deferred) as usize;
+        for d in &mut self.deferred[..n] {
+            // SAFETY: the first `n` entries were written by `defer` and are read once; the
+            // callers of `defer` stated the variant's condition.
+            unsafe { d.assume_init_read().run() };
         }
     }
 }
 
 impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     #[inline(always)]
-    pub(super) fn new(fs: &'a FilesStruct<F, P, L>, exclusive: bool) -> Self {
-        let guard = if exclusive {
+    pub(super) fn new(
+        fs: &'a FilesStruct<F, P, L>,
+        exclusive: bool,
+        light: &'a core::cell::Cell<*const FdTable<F, P>>,
+    ) -> Self {
+        let held = if exclusive {
             None
         } else {
-            Some(fs.cold.file_lock.lock())
+            Some(fs.cold.file_lock.raw_lock())
         };
-        let l = Locked {
+        // ORDERING: Relaxed; every store to `fdt` is made with exclusive access, which this
+        // context now has, so program order or the lock already orders it before us.
+        let p = fs.hot.fdt.load(Ordering::Relaxed);
+        Locked {
             fs,
-            guard,
+            light,
+            held,
             exclusive,
-            deferred: [None, None],
-        };
-        if exclusive {
-            // Alone: no other handle can be inside a lock-free lookup (rule 2).
-            l.inner().shared = false;
+            // SAFETY: the current allocation is only retired by growth, which needs the
+            // exclusive access this context holds, and which retires through `deferred`
+            // (freed after this context's uses end).
+            t: unsafe { TableRef::new(p) },
+            n_deferred: 0,
+            deferred: [const { MaybeUninit::uninit() }; 2],
         }
-        l
+    }
+
+    /// The handle found itself alone (it did not know before): no other handle can be inside
+    /// a lock-free lookup any more (rule 2).
+    #[cold]
+    pub(super) fn became_exclusive(&self) {
+        self.inner().shared = false;
     }
 
     /// The lock-protected scalars.
@@ -109,24 +149,29 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     /// `files_fdtable(files)` under the lock.
     #[inline(always)]
     pub(super) fn fdt(&self) -> TableRef<'a, F, P> {
-        // ORDERING: Relaxed; every store to `fdt` is made with exclusive access, which this
-        // context also has, so program order or the lock already orders it before us.
+        self.t
+    }
+
+    /// Reloads `fdt` (after the lock was retaken: another context may have grown the table).
+    fn reload_fdt(&mut self) {
+        // ORDERING: Relaxed; as in `new`.
         let p = self.fs.hot.fdt.load(Ordering::Relaxed);
-        // SAFETY: the current allocation is only retired by growth, which needs the exclusive
-        // access this context holds, and which retires through `deferred` (freed after `'a`'s
-        // uses by this context end).
-        unsafe { TableRef::new(p) }
+        // SAFETY: as in `new`.
+        self.t = unsafe { TableRef::new(p) };
     }
 
     /// Drops the lock (around an allocation). No-op for an exclusive table.
     fn unlock(&mut self) {
-        drop(self.guard.take());
+        if let Some(h) = self.held.take() {
+            self.fs.cold.file_lock.raw_unlock(h);
+        }
     }
 
-    /// Takes the lock again.
+    /// Takes the lock again (and reloads `fdt`, which may have changed meanwhile).
     fn relock(&mut self) {
         if !self.exclusive {
-            self.guard = Some(self.fs.cold.file_lock.lock());
+            self.held = Some(self.fs.cold.file_lock.raw_lock());
+            self.reload_fdt();
         }
     }
 
@@ -134,11 +179,11 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     /// which only a table that keeps changing under a retried growth can cause: freeing is
     /// not allocating).
     fn defer(&mut self, d: Deferred<F, P, L>) {
-        for slot in self.deferred.iter_mut() {
-            if slot.is_none() {
-                *slot = Some(d);
-                return;
-            }
+        let n = self.n_deferred as usize;
+        if n < self.deferred.len() {
+            self.deferred[n].write(d);
+            self.n_deferred += 1;
+            return;
         }
         // SAFETY: the callers state the variant's condition.
         unsafe { d.run() };
@@ -150,13 +195,14 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     pub(super) fn is_open(&self, fd: usize) -> bool {
         let t = self.fdt();
         // SAFETY: exclusive access; `fd` is checked against `max_fds` first.
-        fd < t.max_fds() && bitmap::test_bit(unsafe { t.open_fds() }, fd)
+        fd < t.max_fds()
+            && (unsafe { *t.open_word(fd / BITS_PER_LONG) } >> (fd % BITS_PER_LONG)) & 1 != 0
     }
 
     #[inline(always)]
     pub(super) fn cloexec(&self, fd: usize) -> bool {
         // SAFETY: exclusive access; callers pass an fd below `max_fds`.
-        bitmap::test_bit(unsafe { self.fdt().close_on_exec() }, fd)
+        (unsafe { *self.fdt().cloexec_word(fd / BITS_PER_LONG) } >> (fd % BITS_PER_LONG)) & 1 != 0
     }
 
     /// `__set_open_fd` plus the close-on-exec write every allocation path must make, and the
@@ -164,28 +210,26 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     #[inline(always)]
     fn set_open_fd(&self, fd: usize, cloexec: bool, payload: P) {
         let t = self.fdt();
-        // SAFETY: exclusive access; callers pass an fd below `max_fds`.
+        let w = fd / BITS_PER_LONG;
+        // SAFETY: exclusive access; callers pass an fd below `max_fds`, so `w` is a word of
+        // `open_fds` and `w / BITS_PER_LONG` one of `full_fds_bits`.
         unsafe {
-            let open = t.open_fds();
-            let w = fd / BITS_PER_LONG;
-            let word = open.get_unchecked_mut(w);
+            let word = t.open_word(w);
             *word |= 1 << (fd % BITS_PER_LONG);
             if *word == !0 {
-                bitmap::set_bit(t.full_fds_bits(), w);
+                *t.full_word(w / BITS_PER_LONG) |= 1 << (w % BITS_PER_LONG);
             }
             self.set_cloexec(fd, cloexec);
-            t.payloads().get_unchecked_mut(fd).write(payload);
+            if core::mem::size_of::<P>() != 0 {
+                t.payloads().get_unchecked_mut(fd).write(payload);
+            }
         }
     }
 
     #[inline(always)]
     pub(super) fn set_cloexec(&self, fd: usize, cloexec: bool) {
         // SAFETY: exclusive access; callers pass an fd below `max_fds`.
-        let word = unsafe {
-            self.fdt()
-                .close_on_exec()
-                .get_unchecked_mut(fd / BITS_PER_LONG)
-        };
+        let word = unsafe { &mut *self.fdt().cloexec_word(fd / BITS_PER_LONG) };
         let bit: Long = 1 << (fd % BITS_PER_LONG);
         if cloexec {
             *word |= bit;
@@ -198,14 +242,14 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     #[inline(always)]
     fn put_unused_fd_locked(&self, fd: usize) {
         let t = self.fdt();
-        // SAFETY: exclusive access; callers pass an fd below `max_fds`.
+        let w = fd / BITS_PER_LONG;
+        // SAFETY: exclusive access; callers pass an fd below `max_fds` (see `set_open_fd`).
         unsafe {
-            let w = fd / BITS_PER_LONG;
-            let word = t.open_fds().get_unchecked_mut(w);
+            let word = t.open_word(w);
             let was_full = *word == !0;
             *word &= !(1 << (fd % BITS_PER_LONG));
             if was_full {
-                bitmap::clear_bit(t.full_fds_bits(), w);
+                *t.full_word(w / BITS_PER_LONG) &= !(1 << (w % BITS_PER_LONG));
             }
         }
         let inner = self.inner();
@@ -245,7 +289,7 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     /// Publishes `file` (whose reference the slot takes over) at `fd`, which is below
     /// `max_fds`.
     #[inline(always)]
-    fn publish(&self, fd: usize, file: NonNull<FileInner<F>>) {
+    pub(super) fn publish(&self, fd: usize, file: NonNull<FileInner<F>>) {
         if self.inner().shared {
             // SAFETY: `file` carries a reference the caller hands to the slot.
             unsafe { file.as_ref() }.mark_visible();
@@ -260,7 +304,7 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     /// `alloc_fd(start, end, flags)`: the lowest free fd `>= start` and `< end`, marked open
     /// (reserved) with its close-on-exec bit and payload written. Grows the table as needed
     /// (allocating without the lock).
-    #[inline]
+    #[inline(never)]
     pub(super) fn alloc_fd(
         &mut self,
         start: usize,
@@ -274,8 +318,16 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
             let next_fd = self.inner().next_fd;
             let mut fd = start.max(next_fd);
             if fd < max {
-                // SAFETY: exclusive access.
-                fd = unsafe { bitmap::find_next_fd(t.open_fds(), t.full_fds_bits(), max, fd) };
+                // find_next_fd's fast path: the open_fds word holding `fd`.
+                // SAFETY: exclusive access; `fd < max`, so its word exists.
+                let word = unsafe { *t.open_word(fd / BITS_PER_LONG) };
+                let free = !word & (!0 << (fd % BITS_PER_LONG));
+                fd = if free != 0 {
+                    (fd & !(BITS_PER_LONG - 1) | free.trailing_zeros() as usize).min(max)
+                } else {
+                    // SAFETY: exclusive access.
+                    unsafe { bitmap::find_next_fd(t.open_fds(), t.full_fds_bits(), max, fd) }
+                };
             }
             // For tables shared between processes this limits their total.
             if fd >= end {
@@ -292,6 +344,46 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
             debug_assert!(self.lookup(fd).is_none(), "alloc_fd: slot {fd} not empty");
             return Ok(fd);
         }
+    }
+
+    /// The fast path of [`Locked::alloc_fd`]: the lowest free fd is in the `open_fds` word
+    /// holding `max(start, next_fd)`, below `max_fds`. `None` when it is not (a full word, or
+    /// the table must grow): the caller drops this context and takes the slow path, so that
+    /// this one stays in registers.
+    #[inline(always)]
+    pub(super) fn alloc_fd_fast(
+        &mut self,
+        start: usize,
+        end: usize,
+        cloexec: bool,
+        payload: P,
+    ) -> Option<Result<usize, Errno>> {
+        let t = self.t;
+        let max = t.max_fds();
+        let next_fd = self.inner().next_fd;
+        let from = start.max(next_fd);
+        if from >= max {
+            return None;
+        }
+        // SAFETY: exclusive access; `from < max`, so its word exists.
+        let word = unsafe { *t.open_word(from / BITS_PER_LONG) };
+        let free = !word & (!0 << (from % BITS_PER_LONG));
+        if free == 0 {
+            return None;
+        }
+        let fd = from & !(BITS_PER_LONG - 1) | free.trailing_zeros() as usize;
+        if fd >= end {
+            // `fd` is the lowest free fd at or above `start`.
+            return Some(Err(Errno::EMFILE));
+        }
+        if fd >= max {
+            return None;
+        }
+        if start <= next_fd {
+            self.inner().next_fd = fd + 1;
+        }
+        self.set_open_fd(fd, cloexec, payload);
+        Some(Ok(fd))
     }
 
     /// `expand_files`: makes room for `nr`. `EMFILE` at or past `nr_open`, `ENOMEM` if the
@@ -323,6 +415,7 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
             // ORDERING: Release; pairs with the Acquire loads of `fdt` in `Files::fget`:
             // publishes the copied slots together with `max_fds`.
             self.fs.hot.fdt.store(new.as_ptr(), Ordering::Release);
+            self.reload_fdt();
             if self.exclusive {
                 // One user, this thread, which holds no pointer into the old allocation.
                 self.defer(Deferred::Free(cur.as_non_null()));
@@ -379,7 +472,7 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
     }
 
     /// `file_close_fd_locked`: empties an installed slot and releases the fd.
-    #[inline]
+    #[inline(always)]
     pub(super) fn file_close_fd_locked(&mut self, fd: usize) -> Option<FileRef<F>> {
         let slot = self.fdt().slot(fd)?;
         // ORDERING: Relaxed; see `lookup`.
@@ -419,7 +512,7 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
 
     /// Allocates `>= start` and installs a new reference on `file` there (one lock hold:
     /// `alloc_fd` + `fd_install`).
-    #[inline]
+    #[inline(never)]
     pub(super) fn alloc_and_install(
         &mut self,
         file: &FileInner<F>,

@@ -169,7 +169,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// `fdget` when this handle has not (yet) seen itself alone: the table may be shared.
     /// Kept out of line so the light path in [`Files::fdget`] stays a handful of instructions
     /// wherever it is inlined.
-    #[inline(never)]
+    #[inline(always)]
     fn fdget_slow(&self, fd: u32) -> Option<Fd<'_, F>> {
         // ORDERING: Acquire; pairs with the Release decrement in `Drop for Files`.
         if self.fs().hot.count.load(Ordering::Acquire) == 1 {
@@ -177,7 +177,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         }
         // SAFETY: `fget` returns a counted reference, which `Fd::owned` takes over.
         self.fget(fd)
-            .map(|f| unsafe { Fd::owned(FileRef::into_inner(f)) })
+            .map(|f| unsafe { Fd::owned(FileRef::into_inner(f), &self.reader) })
     }
 
     /// The other handles are gone: cache the array and take the light path from now on.
@@ -208,43 +208,84 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     ///
     /// Costs two locked instructions in all: the increment here and the decrement of the
     /// returned reference's drop.
-    #[inline]
+    #[inline(always)]
     pub fn fget(&self, fd: u32) -> Option<FileRef<F>> {
+        let Some(section) = self.reader.lookup_try_begin() else {
+            return self.fget_slow(fd, None);
+        };
+        let fdt = &self.fs().hot.fdt;
+        // ORDERING: Acquire; pairs with the Release store in `expand_files`: the array's
+        // slots and `max_fds` are those that were published with it.
+        let arr_ptr = fdt.load(Ordering::Acquire);
+        // SAFETY: allocations are retired only through RCU (or freed at once when there is a
+        // single user, which then is not running this), and we are in a section.
+        let arr = unsafe { TableRef::new(arr_ptr) };
+        let Some(slot) = arr.slot(fd as usize) else {
+            rcu::lookup_end_fast(section);
+            return None;
+        };
+        // ORDERING: Acquire; pairs with the Release store in `Locked::publish`: the file is
+        // initialised before we touch it.
+        let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
+            rcu::lookup_end_fast(section);
+            return None;
+        };
+        // SAFETY: `p` was read from a slot inside the section, which is still open.
+        let got = unsafe { FileInner::try_get_rcu(p.as_ptr()) };
+        // ORDERING: Acquire both; ordered after the increment (which is Acquire), so they
+        // observe the table as it was after our reference existed.
+        if got
+            && fdt.load(Ordering::Acquire) == arr_ptr
+            && slot.load(Ordering::Acquire) == p.as_ptr()
+        {
+            rcu::lookup_end_fast(section);
+            // SAFETY: `try_get_rcu` took a reference for us.
+            return Some(unsafe { FileRef::from_inner(p) });
+        }
+        rcu::lookup_end_fast(section);
+        // SAFETY: if `got`, `try_get_rcu` took a reference, handed over.
+        self.fget_slow(fd, got.then(|| unsafe { FileRef::from_inner(p) }))
+    }
+
+    /// `fget` after a first attempt lost a race — (1) the count had reached zero, or (2) the
+    /// slot or the table changed; `held` is the reference the attempt took in case (2), dropped
+    /// here, outside the section (it may release the file) — or could not begin its section
+    /// cheaply (this thread's first lookup). Then retry.
+    #[cold]
+    #[inline(never)]
+    fn fget_slow(&self, fd: u32, held: Option<FileRef<F>>) -> Option<FileRef<F>> {
+        drop(held);
+        // A first shared lookup through this handle: give it a record (if it can have one).
+        self.reader.register();
         let fd = fd as usize;
         let fdt = &self.fs().hot.fdt;
         loop {
             let section = rcu::lookup_begin();
-            // ORDERING: Acquire; pairs with the Release store in `expand_files`: the array's
-            // slots and `max_fds` are those that were published with it.
+            // ORDERING: Acquire; as in `fget`.
             let arr_ptr = fdt.load(Ordering::Acquire);
-            // SAFETY: allocations are retired only through RCU (or freed at once when there is
-            // a single user, which then is not running this), and we are in a section.
+            // SAFETY: as in `fget`.
             let arr = unsafe { TableRef::new(arr_ptr) };
             let Some(slot) = arr.slot(fd) else {
                 rcu::lookup_end(section);
                 return None;
             };
-            // ORDERING: Acquire; pairs with the Release store in `Locked::publish`: the file is
-            // initialised before we touch it.
+            // ORDERING: Acquire; as in `fget`.
             let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
                 rcu::lookup_end(section);
                 return None;
             };
-            // SAFETY: `p` was read from a slot inside the section, which is still open.
+            // SAFETY: as in `fget`.
             if !unsafe { FileInner::try_get_rcu(p.as_ptr()) } {
-                // (1) the count already reached zero.
                 rcu::lookup_end(section);
                 continue;
             }
-            // ORDERING: Acquire both; ordered after the increment (which is Acquire), so they
-            // observe the table as it was after our reference existed.
+            // ORDERING: Acquire both; as in `fget`.
             let changed = fdt.load(Ordering::Acquire) != arr_ptr
                 || slot.load(Ordering::Acquire) != p.as_ptr();
             rcu::lookup_end(section);
             // SAFETY: `try_get_rcu` took a reference for us.
             let file = unsafe { FileRef::from_inner(p) };
             if changed {
-                // (2) the table or the slot changed under us.
                 drop(file);
                 continue;
             }

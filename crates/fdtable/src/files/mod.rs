@@ -191,6 +191,8 @@ pub struct Files<F: ?Sized + FileLike, P: FdPayload = (), L: lock_api::RawMutex 
     /// The current allocation when this handle is known to be the table's only user; null
     /// otherwise. Only this handle can change the allocation while that holds.
     light: Cell<*const FdTable<F, P>>,
+    /// The handle's RCU state (its own record with the built-in RCU).
+    reader: crate::rcu::HandleReader,
     _marker: PhantomData<(FilesStruct<F, P, L>, Cell<()>)>,
 }
 
@@ -234,6 +236,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         Files {
             fs,
             light: Cell::new(arr),
+            reader: crate::rcu::HandleReader::new(),
             _marker: PhantomData,
         }
     }
@@ -244,26 +247,31 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         unsafe { self.fs.as_ref() }
     }
 
-    /// Runs `f` with exclusive access to the table's mutable state: without the lock if this
-    /// handle is the table's only user, under `file_lock` otherwise. Whatever `f` retires or
-    /// frees is handed over after the lock is dropped.
+    /// Exclusive access to the table's mutable state until the result is dropped: without
+    /// the lock if this handle is the table's only user, under `file_lock` otherwise. Whatever
+    /// is retired or freed meanwhile is handed over after the lock is dropped.
     #[inline(always)]
-    fn locked<R>(&self, f: impl FnOnce(&mut Locked<'_, F, P, L>) -> R) -> R {
+    fn lock(&self) -> Locked<'_, F, P, L> {
         let fs = self.fs();
+        let was_light = !self.light.get().is_null();
         // ORDERING: Acquire; pairs with the Release decrement in `Drop for Files`: if the other
         // handles are gone, everything they did to the table is visible before we touch it
         // without the lock.
-        let exclusive = !self.light.get().is_null() || fs.hot.count.load(Ordering::Acquire) == 1;
-        // `f` may grow the table and free the cached array; forget it until `f` is done.
-        self.light.set(ptr::null());
-        let mut l = Locked::new(fs, exclusive);
-        let r = f(&mut l);
-        drop(l);
-        if exclusive {
-            // ORDERING: Relaxed; we are the only writer of `fdt` (program order).
-            self.light.set(fs.hot.fdt.load(Ordering::Relaxed));
+        let exclusive = was_light || fs.hot.count.load(Ordering::Acquire) == 1;
+        // The table may grow (and the cached array be freed) meanwhile: the `Locked` sets the
+        // cache again when dropped, for an exclusive table. Nothing reads it until then (this
+        // thread is inside this table operation, and no other thread can use the handle).
+        let l = Locked::new(fs, exclusive, &self.light);
+        if exclusive && !was_light {
+            l.became_exclusive();
         }
-        r
+        l
+    }
+
+    /// Runs `f` under [`Files::lock`].
+    #[inline(always)]
+    fn locked<R>(&self, f: impl FnOnce(&mut Locked<'_, F, P, L>) -> R) -> R {
+        f(&mut self.lock())
     }
 
     /// Whether another handle shares this table (`files->count > 1`).
@@ -312,6 +320,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Drop for Files<F
     /// `put_files_struct`: the last handle closes every installed file (`close_files`, each
     /// flushed and put, one at a time: nothing is allocated) and frees the table.
     fn drop(&mut self) {
+        self.reader.release();
         let fs = self.fs();
         // ORDERING: Release; pairs with the Acquire in `locked`/`fdget_slow`/`is_shared` of
         // the surviving handle, and with the fence below for the last one: all of this handle's

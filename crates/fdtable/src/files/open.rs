@@ -15,6 +15,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// This is the first step of an open (seed 2): reserve, then build the file, then
     /// install; a failed open just drops the reservation and the never-installed file, and
     /// nothing is deferred.
+    #[inline]
     pub fn get_unused_fd_flags(
         &self,
         flags: u32,
@@ -44,16 +45,31 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// close-on-exec bit from `O_CLOEXEC` in `flags` and a default payload. `EMFILE` if there
     /// is none (or the table cannot grow past `nr_open`), `ENOMEM` if growth fails. The fd
     /// stays reserved until [`Files::fd_install`] or [`Files::put_unused_fd`].
+    #[inline]
     pub fn alloc_fd(&self, start: u32, end: u64, flags: u32) -> Result<u32, Errno> {
         let end = end.min(u32::MAX as u64 + 1) as usize;
         let cloexec = flags & O_CLOEXEC != 0;
-        self.locked(|l| l.alloc_fd(start as usize, end, cloexec, P::default()))
+        if let Some(r) = self
+            .lock()
+            .alloc_fd_fast(start as usize, end, cloexec, P::default())
+        {
+            return r.map(|fd| fd as u32);
+        }
+        self.alloc_fd_slow(start as usize, end, cloexec)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn alloc_fd_slow(&self, start: usize, end: usize, cloexec: bool) -> Result<u32, Errno> {
+        self.lock()
+            .alloc_fd(start, end, cloexec, P::default())
             .map(|fd| fd as u32)
     }
 
     /// `put_unused_fd`: gives back a reserved fd. Does nothing to a free or installed fd.
+    #[inline]
     pub fn put_unused_fd(&self, fd: u32) {
-        self.locked(|l| l.put_unused_fd(fd as usize))
+        self.lock().put_unused_fd(fd as usize)
     }
 
     /// `fd_install`: publishes `file` at the reserved `fd`, consuming the reference.
@@ -64,9 +80,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// Linux installs without the lock and copes with a concurrent resize through
     /// `resize_in_progress` and `synchronize_rcu`; here a shared table installs under the lock
     /// (an unshared one takes no lock at all). See [`crate::docs::divergences`].
+    #[inline]
     pub fn fd_install(&self, fd: u32, file: FileRef<F>) -> Result<(), Errno> {
         let p = FileRef::into_inner(file);
-        let r = self.locked(|l| l.install_reserved(fd as usize, p));
+        let r = self.lock().install_reserved(fd as usize, p);
         if r.is_err() {
             // SAFETY: the slot did not take the reference; it is still ours to drop.
             drop(unsafe { FileRef::from_inner(p) });

@@ -96,7 +96,8 @@ std::thread_local! {
 ///
 /// # Invariants
 ///
-/// - `lookup`, `put` are written only by the owning thread; the advancer only reads them.
+/// - `lookup`, `put` are written only by the owner (a thread, or the thread using the table
+///   handle that owns the record); the advancer only reads them.
 /// - `bag` and `since` are touched only by the owning thread (or, after it gave the record
 ///   back, by nobody: the bag is moved to the orphans first).
 /// - `next` is written once, before the record is published in the registry.
@@ -298,15 +299,35 @@ fn local() -> *const Record {
     LOCAL.with(|c| c.get())
 }
 
-/// Begins a lookup section; returns its token (the record's address, or [`ANON_TOKEN`]).
+/// A section begun on this thread's record (never the anonymous path).
+#[derive(Clone, Copy)]
+pub(super) struct FastSection(NonNull<Record>);
+
+/// This thread's record, if it has one (the fast path of every section).
 #[inline(always)]
-pub(super) fn lookup_begin() -> usize {
+fn record() -> Option<NonNull<Record>> {
     let r = local();
     if (r as usize) <= NO_RECORD as usize {
-        return begin_slow(true);
+        None
+    } else {
+        // SAFETY: checked non-null above.
+        Some(unsafe { NonNull::new_unchecked(r as *mut Record) })
     }
-    // SAFETY: a non-sentinel `LOCAL` is this thread's record, alive forever.
-    let rec = unsafe { &*r };
+}
+
+/// Begins a lookup section on this thread's record; `None` if it has none yet (the caller
+/// then takes its slow path, which uses [`lookup_begin`]).
+#[inline(always)]
+pub(super) fn lookup_try_begin() -> Option<FastSection> {
+    let r = record()?;
+    begin_lookup_on(r);
+    Some(FastSection(r))
+}
+
+#[inline(always)]
+fn begin_lookup_on(r: NonNull<Record>) {
+    // SAFETY: a record of this thread or of a handle it uses; records live forever.
+    let rec = unsafe { r.as_ref() };
     // ORDERING: Acquire on the epoch; pairs with the Release store in `try_advance`: a reader
     // that sees epoch e+1 sees every unlink made visible by that advance's membarrier. Release
     // on the record (a plain store on x86): pairs with the Acquire load in `try_advance`, so an
@@ -316,47 +337,85 @@ pub(super) fn lookup_begin() -> usize {
     rec.lookup
         .store(EPOCH.load(Ordering::Acquire), Ordering::Release);
     light_barrier();
-    r as usize
 }
 
-/// Ends a lookup section.
+/// Ends a section begun by [`lookup_try_begin`].
 #[inline(always)]
-pub(super) fn lookup_end(token: usize) {
-    if token == ANON_TOKEN {
-        return anon_end();
-    }
-    // SAFETY: the token is this thread's record (from `lookup_begin`).
-    let rec = unsafe { &*(token as *const Record) };
+pub(super) fn lookup_end_fast(s: FastSection) {
+    // SAFETY: this thread's record (from `lookup_try_begin`).
+    let rec = unsafe { s.0.as_ref() };
     // ORDERING: Release; pairs with the Acquire load in `try_advance`: every access the
     // section made happens-before a free that follows the advancer seeing 0.
     rec.lookup.store(0, Ordering::Release);
 }
 
-/// Opens a put window.
+/// Opens a put window on this thread's record; `None` if it has none yet.
 #[inline(always)]
-pub(super) fn put_begin() -> usize {
-    let r = local();
-    if (r as usize) <= NO_RECORD as usize {
-        return begin_slow(false);
-    }
-    // SAFETY: as in `lookup_begin`.
-    let rec = unsafe { &*r };
-    // ORDERING: Release (a plain store on x86); as in `lookup_begin`.
-    rec.put.store(1, Ordering::Release);
-    light_barrier();
-    r as usize
+pub(super) fn put_try_begin() -> Option<FastSection> {
+    let r = record()?;
+    begin_put_on(r);
+    Some(FastSection(r))
 }
 
-/// Closes a put window.
 #[inline(always)]
+fn begin_put_on(r: NonNull<Record>) {
+    // SAFETY: as in `begin_lookup_on`.
+    let rec = unsafe { r.as_ref() };
+    // ORDERING: Release (a plain store on x86); as in `begin_lookup_on`.
+    rec.put.store(1, Ordering::Release);
+    light_barrier();
+}
+
+/// Closes a window opened by [`put_try_begin`].
+#[inline(always)]
+pub(super) fn put_end_fast(s: FastSection) {
+    // SAFETY: as in `lookup_end_fast`.
+    let rec = unsafe { s.0.as_ref() };
+    // ORDERING: Release; as in `lookup_end_fast`.
+    rec.put.store(0, Ordering::Release);
+}
+
+/// Begins a lookup section, registering this thread if needed; returns its token (the
+/// record's address, or [`ANON_TOKEN`]).
+#[inline]
+pub(super) fn lookup_begin() -> usize {
+    match lookup_try_begin() {
+        Some(s) => s.0.as_ptr() as usize,
+        None => begin_slow(true),
+    }
+}
+
+/// Ends a section begun by [`lookup_begin`].
+#[inline]
+pub(super) fn lookup_end(token: usize) {
+    if token == ANON_TOKEN {
+        return anon_end();
+    }
+    // SAFETY: a non-anonymous token is a record (from `lookup_begin`).
+    lookup_end_fast(FastSection(unsafe {
+        NonNull::new_unchecked(token as *mut Record)
+    }));
+}
+
+/// Opens a put window, registering this thread if needed.
+#[inline]
+pub(super) fn put_begin() -> usize {
+    match put_try_begin() {
+        Some(s) => s.0.as_ptr() as usize,
+        None => begin_slow(false),
+    }
+}
+
+/// Closes a window opened by [`put_begin`].
+#[inline]
 pub(super) fn put_end(token: usize) {
     if token == ANON_TOKEN {
         return anon_end();
     }
     // SAFETY: as in `lookup_end`.
-    let rec = unsafe { &*(token as *const Record) };
-    // ORDERING: Release; as in `lookup_end`.
-    rec.put.store(0, Ordering::Release);
+    put_end_fast(FastSection(unsafe {
+        NonNull::new_unchecked(token as *mut Record)
+    }));
 }
 
 #[cold]
@@ -381,39 +440,54 @@ fn anon_end() {
 /// Gives this thread a record. False if it may not have one (then `LOCAL` is [`NO_RECORD`]).
 #[cold]
 fn register() -> bool {
-    if !records_allowed() || EXIT.try_with(|_| ()).is_err() {
+    if EXIT.try_with(|_| ()).is_err() {
         LOCAL.with(|c| c.set(NO_RECORD));
         return false;
     }
+    match claim_record() {
+        Some(r) => {
+            LOCAL.with(|c| c.set(r.as_ptr()));
+            true
+        }
+        None => {
+            LOCAL.with(|c| c.set(NO_RECORD));
+            false
+        }
+    }
+}
+
+/// A record for a new owner (a thread, or a table handle): one given back earlier, or a new
+/// one linked into the registry. `None` if records may not be used (no membarrier) or memory
+/// ran out.
+#[cold]
+fn claim_record() -> Option<NonNull<Record>> {
+    if !records_allowed() {
+        return None;
+    }
     let mut reg = REGISTRY.lock();
-    // Reuse a record given back by an exited thread.
+    // Reuse a record given back by an exited thread or a dropped handle.
     let mut r = reg.head;
     while !r.is_null() {
         // SAFETY: registry records are never freed.
         let rec = unsafe { &*r };
-        // ORDERING: Acquire on success; pairs with the Release store in `ExitGuard::drop`:
+        // ORDERING: Acquire on success; pairs with the Release store in `release_record`:
         // the previous owner's uses of the record happen-before ours. Relaxed on failure.
         if rec
             .in_use
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
         {
-            LOCAL.with(|c| c.set(r));
-            return true;
+            return NonNull::new(r as *mut Record);
         }
         r = rec.next;
     }
     let layout = core::alloc::Layout::new::<Record>();
     // SAFETY: `Record` is not zero-sized.
     let p = unsafe { std::alloc::alloc(layout) } as *mut Record;
-    if p.is_null() {
-        drop(reg);
-        LOCAL.with(|c| c.set(NO_RECORD));
-        return false;
-    }
+    let p = NonNull::new(p)?;
     // SAFETY: `p` is a fresh allocation for a `Record`.
     unsafe {
-        p.write(Record {
+        p.as_ptr().write(Record {
             lookup: AtomicUsize::new(0),
             put: AtomicUsize::new(0),
             in_use: AtomicBool::new(true),
@@ -423,11 +497,67 @@ fn register() -> bool {
         })
     };
     // The advancer reads the list under this lock, so the record is seen by every advance
-    // that starts after the unlock, before this thread's first section.
-    reg.head = p;
-    drop(reg);
-    LOCAL.with(|c| c.set(p));
-    true
+    // that starts after the unlock, before the owner's first section.
+    reg.head = p.as_ptr();
+    Some(p)
+}
+
+/// Gives a record back for reuse; its owner is outside every section and its bag is empty.
+fn release_record(rec: &Record) {
+    // ORDERING: Release; pairs with the Acquire compare-and-swap in `claim_record`.
+    rec.in_use.store(false, Ordering::Release);
+}
+
+/// A table handle's own record (the handle is used by one thread at a time, so it can carry
+/// one): the lookups and puts made through the handle use it without touching thread-local
+/// storage. Null until the handle's first shared lookup.
+pub(super) struct HandleRecord(Cell<*const Record>);
+
+impl HandleRecord {
+    pub(super) const fn new() -> Self {
+        HandleRecord(Cell::new(ptr::null()))
+    }
+
+    #[inline(always)]
+    fn get(&self) -> Option<NonNull<Record>> {
+        NonNull::new(self.0.get() as *mut Record)
+    }
+
+    /// Begins a lookup section on the handle's record; `None` if it has none yet.
+    #[inline(always)]
+    pub(super) fn lookup_try_begin(&self) -> Option<FastSection> {
+        let r = self.get()?;
+        begin_lookup_on(r);
+        Some(FastSection(r))
+    }
+
+    /// Opens a put window on the handle's record; `None` if it has none yet.
+    #[inline(always)]
+    pub(super) fn put_try_begin(&self) -> Option<FastSection> {
+        let r = self.get()?;
+        begin_put_on(r);
+        Some(FastSection(r))
+    }
+
+    /// Gives the handle a record if it has none (records may be unavailable: then its
+    /// sections keep taking the thread's path).
+    #[cold]
+    pub(super) fn register(&self) {
+        if self.0.get().is_null()
+            && let Some(r) = claim_record()
+        {
+            self.0.set(r.as_ptr());
+        }
+    }
+
+    /// The handle is dropped: gives its record back.
+    pub(super) fn release(&self) {
+        if let Some(r) = self.get() {
+            self.0.set(ptr::null());
+            // SAFETY: registry records are never freed.
+            release_record(unsafe { r.as_ref() });
+        }
+    }
 }
 
 /// Returns the thread's record at exit.
@@ -444,8 +574,7 @@ impl Drop for ExitGuard {
         // SAFETY: owner-only bag; the record is still ours.
         let bag = unsafe { &mut *rec.bag.get() };
         REGISTRY.lock().orphans.append(bag);
-        // ORDERING: Release; pairs with the Acquire compare-and-swap in `register`.
-        rec.in_use.store(false, Ordering::Release);
+        release_record(rec);
     }
 }
 

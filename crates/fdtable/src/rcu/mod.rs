@@ -181,6 +181,111 @@ pub(crate) struct Section {
     token: usize,
 }
 
+/// A section begun on the fast path (see [`HandleReader::lookup_try_begin`]).
+#[must_use]
+#[derive(Clone, Copy)]
+pub(crate) struct FastSection {
+    #[cfg(all(feature = "std", not(loom)))]
+    inner: epoch::FastSection,
+    #[cfg(not(all(feature = "std", not(loom))))]
+    token: usize,
+}
+
+/// The RCU state a table handle carries: with the built-in RCU, a record of its own, so that
+/// lookups and puts made through the handle skip thread-local storage.
+pub(crate) struct HandleReader {
+    #[cfg(all(feature = "std", not(loom)))]
+    inner: epoch::HandleRecord,
+}
+
+impl HandleReader {
+    pub(crate) const fn new() -> Self {
+        HandleReader {
+            #[cfg(all(feature = "std", not(loom)))]
+            inner: epoch::HandleRecord::new(),
+        }
+    }
+
+    /// Begins a lookup's section if that is cheap now (with the built-in RCU: the handle
+    /// has its record); `None` sends the caller to its slow path, which uses [`lookup_begin`].
+    #[inline(always)]
+    pub(crate) fn lookup_try_begin(&self) -> Option<FastSection> {
+        #[cfg(all(feature = "std", not(loom)))]
+        {
+            self.inner
+                .lookup_try_begin()
+                .map(|inner| FastSection { inner })
+        }
+        #[cfg(not(all(feature = "std", not(loom))))]
+        {
+            Some(FastSection {
+                token: lookup_begin().token,
+            })
+        }
+    }
+
+    /// As [`put_try_begin`], on the handle's record.
+    #[inline(always)]
+    pub(crate) fn put_try_begin(&self) -> Option<FastSection> {
+        #[cfg(all(feature = "std", not(loom)))]
+        {
+            self.inner
+                .put_try_begin()
+                .map(|inner| FastSection { inner })
+        }
+        #[cfg(not(all(feature = "std", not(loom))))]
+        {
+            put_try_begin()
+        }
+    }
+
+    /// Gives the handle its record, if it can have one and has none yet.
+    #[cold]
+    pub(crate) fn register(&self) {
+        #[cfg(all(feature = "std", not(loom)))]
+        self.inner.register();
+    }
+
+    /// The handle is going away (outside every section).
+    pub(crate) fn release(&self) {
+        #[cfg(all(feature = "std", not(loom)))]
+        self.inner.release();
+    }
+}
+
+/// Ends a section begun by [`HandleReader::lookup_try_begin`].
+#[inline(always)]
+pub(crate) fn lookup_end_fast(s: FastSection) {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::lookup_end_fast(s.inner);
+    #[cfg(not(all(feature = "std", not(loom))))]
+    lookup_end(Section { token: s.token });
+}
+
+/// Opens a put window if that is cheap now; `None`: use [`put_begin`].
+#[inline(always)]
+pub(crate) fn put_try_begin() -> Option<FastSection> {
+    #[cfg(all(feature = "std", not(loom)))]
+    {
+        epoch::put_try_begin().map(|inner| FastSection { inner })
+    }
+    #[cfg(not(all(feature = "std", not(loom))))]
+    {
+        Some(FastSection {
+            token: put_begin().token,
+        })
+    }
+}
+
+/// Closes a window opened by [`put_try_begin`].
+#[inline(always)]
+pub(crate) fn put_end_fast(s: FastSection) {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::put_end_fast(s.inner);
+    #[cfg(not(all(feature = "std", not(loom))))]
+    put_end(Section { token: s.token });
+}
+
 /// Begins the read-side section of a lock-free lookup.
 #[inline(always)]
 pub(crate) fn lookup_begin() -> Section {
