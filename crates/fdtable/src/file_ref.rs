@@ -195,8 +195,13 @@ impl<F: ?Sized> FileInner<F> {
         // satisfied before this increment (see `Files::fget`). The file's contents are already
         // visible through the Acquire load of the slot, which pairs with the Release store in
         // `fd_install`/`do_dup2`.
-        let negative = (refcnt.fetch_add(1, Ordering::Acquire).wrapping_add(1) as isize) < 0;
+        let old = refcnt.fetch_add(1, Ordering::Acquire);
+        let negative = (old.wrapping_add(1) as isize) < 0;
         rcu::assert_live(this);
+        #[cfg(loom)]
+        if old == NOREF {
+            crate::events::note(crate::events::Event::Revived);
+        }
         if !negative {
             return true;
         }
@@ -316,6 +321,9 @@ impl<F: ?Sized> FileInner<F> {
                 .compare_exchange(NOREF, DEAD, Ordering::AcqRel, Ordering::Relaxed)
                 .is_ok();
             rcu::assert_live(self);
+            if !won {
+                crate::events::note(crate::events::Event::LastPutLost);
+            }
             return won;
         }
         if new >= RELEASED {
@@ -512,13 +520,9 @@ impl<F: ?Sized> FileRef<F> {
         // metadata it carries is used only for `&F`, never for dropping or freeing.
         let r = unsafe {
             FileRef::<F>::alloc_with(value, |p: *const V| {
-                // SAFETY: `alloc_with` passes a pointer to the initialised value.
-                let f: *const F = coerce(&*p);
-                assert_eq!(
-                    f as *const u8, p as *const u8,
-                    "fdtable: FileRef::new_unsize's coercion must return the value itself"
-                );
-                f
+                // SAFETY: `alloc_with` passes a pointer to the initialised value, valid (and
+                // not mutated) for as long as the file lives.
+                coerce(&*p) as *const F
             })
         };
         r.map_err(|_| Errno::ENOMEM)
@@ -528,8 +532,9 @@ impl<F: ?Sized> FileRef<F> {
     ///
     /// # Safety
     ///
-    /// `coerce(p)` must return a pointer to the value at `p` (same address, metadata valid
-    /// for it).
+    /// `coerce(p)` must return a pointer whose metadata is valid for a referent at `p`, inside
+    /// the value, for as long as the value lives (its address is checked to be `p`'s; if not,
+    /// or if `coerce` panics, the value is dropped, the memory freed, and this panics).
     unsafe fn alloc_with<V>(
         value: V,
         coerce: impl FnOnce(*const V) -> *const F,
@@ -542,13 +547,39 @@ impl<F: ?Sized> FileRef<F> {
         if base.is_null() {
             return Err((value, layout));
         }
+        /// Drops the value and frees the allocation if `coerce` panics or is refused.
+        struct Unwind<V> {
+            base: *mut u8,
+            layout: Layout,
+            value: *mut V,
+        }
+        impl<V> Drop for Unwind<V> {
+            fn drop(&mut self) {
+                // SAFETY: the value was written and not yet handed out; the allocation was made
+                // with `layout`.
+                unsafe {
+                    ptr::drop_in_place(self.value);
+                    alloc::alloc::dealloc(self.base, self.layout);
+                }
+            }
+        }
         // SAFETY: fresh allocation of `layout`; the header and the value fit at their offsets
         // with their alignments (`file_layout`).
         unsafe {
             let v = base.add(value_off) as *mut V;
             v.write(value);
-            let header = base.add(header_off) as *mut FileInner<F>;
+            let unwind = Unwind {
+                base,
+                layout,
+                value: v,
+            };
             let this = coerce(v);
+            if this as *const u8 != v as *const u8 {
+                drop(unwind);
+                panic!("fdtable: FileRef::new_unsize's coercion must return the value itself");
+            }
+            mem::forget(unwind);
+            let header = base.add(header_off) as *mut FileInner<F>;
             header.write(FileInner {
                 rcu: RcuHead::new(),
                 refcnt: AtomicUsize::new(ONEREF),

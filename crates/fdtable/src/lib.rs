@@ -71,6 +71,8 @@ extern crate alloc;
 
 pub mod bitmap;
 mod errno;
+#[doc(hidden)]
+pub mod events;
 mod fd;
 mod fdtable;
 mod file_ref;

@@ -437,3 +437,236 @@ fn lookup_may_release() {
         },
     );
 }
+
+/// [`model_reaching`], and also requires the core to have recorded each of `events` in some
+/// execution.
+fn model_reaching_events(
+    expected: &[&'static str],
+    events: &[fdtable::events::Event],
+    f: impl Fn() + Sync + Send + 'static,
+) {
+    let before: Vec<usize> = events.iter().map(|e| fdtable::events::count(*e)).collect();
+    model_reaching(expected, f);
+    for (e, b) in events.iter().zip(before) {
+        assert!(
+            fdtable::events::count(*e) > b,
+            "no execution reached the core's {e:?}"
+        );
+    }
+}
+
+/// Iteration on one handle races with a close on another: every step yields a file that was
+/// installed at its fd, with a reference of its own (used after the close, never after the
+/// release); a file closed first is not yielded; one release.
+#[test]
+fn iteration_vs_close() {
+    model_reaching(
+        &[
+            "iterator got fd 1",
+            "fd 1 closed before the iterator reached it",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(1));
+            let mut b = a.share();
+            let t = thread::spawn(move || {
+                b.close_fd(1).unwrap();
+                drop(b);
+            });
+            let mut seen_1 = false;
+            for o in a.iter() {
+                assert_eq!(o.file.touch(), o.fd as usize);
+                seen_1 |= o.fd == 1;
+            }
+            saw(if seen_1 {
+                "iterator got fd 1"
+            } else {
+                "fd 1 closed before the iterator reached it"
+            });
+            t.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            drop(a);
+        },
+    );
+}
+
+/// An owned reservation is dropped on another thread while this thread allocates: the fd is
+/// given back exactly once, and the allocation gets the lowest fd free at its moment.
+#[test]
+fn owned_reservation_dropped_on_another_thread() {
+    model_reaching(
+        &[
+            "allocation skipped the reservation",
+            "allocation after the give-back",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+            let r = a.reserve_owned(0, NOFILE).unwrap();
+            assert_eq!(r.fd(), 1);
+            let t = thread::spawn(move || drop(r));
+            let fd = a.alloc_fd(0, NOFILE, 0).unwrap();
+            t.join().unwrap();
+            saw(match fd {
+                2 => "allocation skipped the reservation",
+                1 => "allocation after the give-back",
+                other => panic!("allocated {other}"),
+            });
+            // Exactly one of fds 1 and 2 is reserved (ours); the other is free.
+            let reserved = a.reserved_fds();
+            assert_eq!(reserved, vec![fd]);
+            a.put_unused_fd(fd);
+            assert!(a.reserved_fds().is_empty());
+            drop(a);
+        },
+    );
+}
+
+/// Two handles grow the table at once: each allocates the larger array without the lock; the
+/// one that relocks second finds the table already grown and frees its own. No fd is lost,
+/// nothing leaks (the arrays are counted by the model's reclamation).
+#[test]
+fn grow_vs_grow() {
+    model_reaching_events(
+        &["both installed"],
+        &[fdtable::events::Event::GrowthDiscarded],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(0, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(1));
+            let b = a.share();
+            let f = probe(2, &rel);
+            let t = thread::spawn(move || {
+                let fd = b.install(f, 0, NOFILE).unwrap();
+                drop(b);
+                fd
+            });
+            let mine = a.install(probe(3, &rel), 0, NOFILE).unwrap();
+            let theirs = t.join().unwrap();
+            let mut fds = [mine, theirs];
+            fds.sort();
+            assert_eq!(fds, [2, 3]);
+            assert_eq!(a.fget(mine).map(|f| f.touch()), Some(3));
+            assert_eq!(a.fget(theirs).map(|f| f.touch()), Some(2));
+            saw("both installed");
+            drop(a);
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 4);
+        },
+    );
+}
+
+/// `replace_fd` on one handle races with a lookup of that fd on another: the lookup gets the
+/// old file or the new one, never a released one; the old file is released once.
+#[test]
+fn lookup_vs_replace_fd() {
+    model_reaching(
+        &["lookup saw the old file", "lookup saw the new file"],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(20, &rel), 0, NOFILE), Ok(0));
+            let b = a.share();
+            let t = thread::spawn(move || match b.fget(0).map(|f| f.touch()) {
+                Some(20) => saw("lookup saw the old file"),
+                Some(21) => saw("lookup saw the new file"),
+                other => panic!("{other:?}"),
+            });
+            assert_eq!(a.replace_fd(0, probe(21, &rel), 0, NOFILE), Ok(0));
+            t.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            drop(a);
+        },
+    );
+}
+
+/// `renumber` moves a file while another handle looks both numbers up: the file is never at
+/// both numbers at once (and never released while looked up).
+#[test]
+fn lookup_vs_renumber() {
+    model_reaching(
+        &[
+            "seen at the source",
+            "seen at the target",
+            "moved between the lookups",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(30, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(31, &rel), 0, NOFILE), Ok(1));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                // Target first, then source: a non-atomic dup2 + close could show the file at
+                // both (dup2 done, close not yet).
+                let at_target = b.fget(1).map(|f| f.touch());
+                let at_source = b.fget(0).map(|f| f.touch());
+                match (at_target, at_source) {
+                    (Some(30), _) => {
+                        assert_eq!(at_source, None, "the file at both numbers");
+                        saw("seen at the target");
+                    }
+                    (Some(31), Some(30)) => saw("seen at the source"),
+                    (Some(31), None) => saw("moved between the lookups"),
+                    other => panic!("{other:?}"),
+                }
+            });
+            assert_eq!(a.renumber(0, 1, NOFILE), Ok(1));
+            t.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1, "the displaced file, once");
+            drop(a);
+        },
+    );
+}
+
+/// The window of a last put: a reference from a lookup is dropped (the count goes to zero)
+/// while another lookup that loaded the pointer before the close increments it again. The
+/// reviving lookup owns the file then (its re-check fails and it releases it), the putter's
+/// compare-and-swap fails, and the putter must not touch freed memory: its put window is an
+/// RCU section.
+#[test]
+fn last_put_vs_reviving_lookup() {
+    model_reaching_events(
+        &["the lookup got the file", "the lookup found it closed"],
+        &[
+            fdtable::events::Event::Revived,
+            fdtable::events::Event::LastPutLost,
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(40, &rel), 0, NOFILE), Ok(0));
+            let holder = a.share();
+            let looker = a.share();
+            let held = holder.fget(0).unwrap();
+            let t1 = thread::spawn(move || {
+                // The holder's reference is the last once the close is done.
+                drop(held);
+                drop(holder);
+            });
+            let t2 = thread::spawn(move || {
+                match looker.fget(0) {
+                    Some(f) => {
+                        f.touch();
+                        saw("the lookup got the file");
+                    }
+                    None => saw("the lookup found it closed"),
+                }
+                drop(looker);
+            });
+            a.close_fd(0).unwrap();
+            t1.join().unwrap();
+            t2.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            drop(a);
+        },
+    );
+}

@@ -408,6 +408,7 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
             let cur = self.fdt();
             if cur.max_fds() >= new_max {
                 // Grown by someone else while the lock was dropped.
+                crate::events::note(crate::events::Event::GrowthDiscarded);
                 self.defer(Deferred::Free(new));
                 continue;
             }

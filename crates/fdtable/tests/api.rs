@@ -1,0 +1,452 @@
+//! The calls embedders asked for: install at a chosen fd (`replace_fd`), the atomic move
+//! (`renumber`), iteration, per-fd payloads, trait-object files and the owned, `Send`
+//! reservation. Each against the kernel's rules where the kernel has the operation.
+
+use fdtable::{
+    CLOSE_RANGE_CLOEXEC, Errno, FdState, FileLike, FileRef, Files, O_CLOEXEC, OwnedFdReservation,
+};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
+
+const NOFILE: u64 = 1024;
+
+/// A file that counts its flushes and its release.
+struct Probe {
+    id: usize,
+    c: Counters,
+}
+
+#[derive(Default, Clone)]
+struct Counters {
+    flushes: Arc<AtomicUsize>,
+    releases: Arc<AtomicUsize>,
+}
+
+impl Counters {
+    fn file(&self, id: usize) -> FileRef<Probe> {
+        FileRef::new(Probe {
+            id,
+            c: self.clone(),
+        })
+    }
+    fn released(&self) -> usize {
+        // ORDERING: SeqCst (more than needed); a test counter read on the test's thread after
+        // the release ran on it (or after a join).
+        self.releases.load(Ordering::SeqCst)
+    }
+    fn flushed(&self) -> usize {
+        // ORDERING: SeqCst (more than needed); as in `released`.
+        self.flushes.load(Ordering::SeqCst)
+    }
+}
+
+impl FileLike for Probe {
+    fn flush(&self) -> Result<(), Errno> {
+        // ORDERING: SeqCst (more than needed); a test counter (see `Counters::released`).
+        self.c.flushes.fetch_add(1, Ordering::SeqCst);
+        Ok(())
+    }
+}
+
+impl Drop for Probe {
+    fn drop(&mut self) {
+        // ORDERING: SeqCst (more than needed); a test counter (see `Counters::released`).
+        self.c.releases.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn id<P: fdtable::FdPayload>(files: &Files<Probe, P>, fd: u32) -> Option<usize> {
+    files.fdget(fd).map(|f| f.id)
+}
+
+#[test]
+fn replace_fd_installs_at_the_chosen_number() {
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    // An empty table: fd 7 directly, fds below it stay free; lowest-free still starts at 0.
+    assert_eq!(files.replace_fd(7, c.file(1), 0, NOFILE), Ok(7));
+    assert_eq!(files.fd_state(7), FdState::Installed { cloexec: false });
+    assert_eq!(files.fd_state(0), FdState::Free);
+    assert_eq!(files.install(c.file(2), 0, NOFILE), Ok(0));
+    // Past the current table (it grows), with O_CLOEXEC.
+    assert_eq!(files.replace_fd(5000, c.file(3), O_CLOEXEC, 8192), Ok(5000));
+    assert_eq!(files.fd_state(5000), FdState::Installed { cloexec: true });
+    // Replacing an open fd closes what was there, as dup2 does: flushed, released if last.
+    assert_eq!(files.replace_fd(7, c.file(4), O_CLOEXEC, NOFILE), Ok(7));
+    assert_eq!(id(&files, 7), Some(4));
+    assert_eq!((c.flushed(), c.released()), (1, 1));
+    // Replacing with the same file again: the old reference is closed, the file lives on.
+    let same = files.fget(7).unwrap();
+    assert_eq!(files.replace_fd(7, same, 0, NOFILE), Ok(7));
+    assert_eq!(files.fd_state(7), FdState::Installed { cloexec: false });
+    assert_eq!((c.flushed(), c.released()), (2, 1));
+}
+
+#[test]
+fn replace_fd_errors_leave_the_table_unchanged() {
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    files.install(c.file(0), 0, NOFILE).unwrap();
+    // EBADF at or past RLIMIT_NOFILE (the file is dropped: released, never flushed).
+    assert_eq!(
+        files.replace_fd(NOFILE as u32, c.file(1), 0, NOFILE),
+        Err(Errno::EBADF)
+    );
+    assert_eq!(
+        files.replace_fd(u32::MAX, c.file(2), 0, NOFILE),
+        Err(Errno::EBADF)
+    );
+    assert_eq!((c.flushed(), c.released()), (0, 2));
+    // EBUSY on a slot reserved by an open in progress (a raw `alloc_fd`, as an open on
+    // another thread would hold it); the reservation stays and nothing grows.
+    let fd = files.alloc_fd(0, NOFILE, 0).unwrap();
+    let before = files.max_fds();
+    let mut other = files.share();
+    assert_eq!(
+        other.replace_fd(fd, c.file(3), 0, NOFILE),
+        Err(Errno::EBUSY)
+    );
+    assert_eq!(files.fd_state(fd), FdState::Reserved);
+    assert_eq!(files.max_fds(), before);
+    assert_eq!(c.released(), 3);
+    files.put_unused_fd(fd);
+    assert_eq!(files.fd_state(fd), FdState::Free);
+    assert_eq!(other.replace_fd(fd, c.file(4), 0, NOFILE), Ok(fd));
+    drop(other);
+    drop(files);
+    assert_eq!(c.released(), 5);
+}
+
+#[test]
+fn renumber_moves_atomically_with_dup2_then_close_results() {
+    let c = Counters::default();
+    let mut files: Files<Probe, u32> = Files::new();
+    let a = files
+        .install_with(c.file(10), O_CLOEXEC, 7, NOFILE)
+        .unwrap();
+    let b = files.install_with(c.file(11), 0, 9, NOFILE).unwrap();
+    assert_eq!((a, b), (0, 1));
+    // Move 0 onto 1: 1's old file is closed (flushed and released), 0 becomes free.
+    assert_eq!(files.renumber(a, b, NOFILE), Ok(b));
+    assert_eq!(files.fd_state(a), FdState::Free);
+    // As after dup2, close-on-exec is clear at the target; the payload moved with the file.
+    assert_eq!(files.fd_state(b), FdState::Installed { cloexec: false });
+    assert_eq!(files.fd_payload(b), Ok(7));
+    assert_eq!(files.fdget(b).map(|f| f.id), Some(10));
+    assert_eq!((c.flushed(), c.released()), (1, 1));
+    // To an empty fd beyond the table.
+    assert_eq!(files.renumber(b, 300, NOFILE), Ok(300));
+    assert_eq!(files.fd_payload(300), Ok(7));
+    assert_eq!(files.fd_state(b), FdState::Free);
+    // The lowest-free hint follows the freed fd.
+    assert_eq!(files.install(c.file(12), 0, NOFILE), Ok(0));
+    // Same fd: returns it, changes nothing; errors as dup2's.
+    assert_eq!(files.renumber(300, 300, NOFILE), Ok(300));
+    assert_eq!(files.renumber(5, 5, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.renumber(5, 6, NOFILE), Err(Errno::EBADF));
+    assert_eq!(
+        files.renumber(300, NOFILE as u32, NOFILE),
+        Err(Errno::EBADF)
+    );
+    assert_eq!(files.fd_state(300), FdState::Installed { cloexec: false });
+    // EBUSY onto a reservation; nothing moves.
+    let fd = files.alloc_fd(0, NOFILE, 0).unwrap();
+    assert_eq!(files.renumber(300, fd, NOFILE), Err(Errno::EBUSY));
+    assert_eq!(files.fd_state(300), FdState::Installed { cloexec: false });
+    assert_eq!(files.fd_state(fd), FdState::Reserved);
+    files.put_unused_fd(fd);
+    drop(files);
+    assert_eq!(c.released(), 3);
+}
+
+#[test]
+fn payloads_follow_the_kernel_per_fd_rules() {
+    #[derive(Clone, Copy, Default, Debug, PartialEq)]
+    struct Rights(u64);
+    let c = Counters::default();
+    let mut files: Files<Probe, Rights> = Files::new();
+    let fd = files
+        .install_with(c.file(0), 0, Rights(0b101), NOFILE)
+        .unwrap();
+    assert_eq!(files.fd_payload(fd), Ok(Rights(0b101)));
+    // dup, F_DUPFD, dup2 copy it; fork copies it.
+    let d = files.dup(fd, NOFILE).unwrap();
+    assert_eq!(files.fd_payload(d), Ok(Rights(0b101)));
+    let e = files.dupfd(fd, 10, true, NOFILE).unwrap();
+    assert_eq!(files.fd_payload(e), Ok(Rights(0b101)));
+    assert_eq!(files.dup2(fd, 20, NOFILE), Ok(20));
+    assert_eq!(files.fd_payload(20), Ok(Rights(0b101)));
+    files.set_fd_payload(d, Rights(1)).unwrap();
+    let child = files.fork().unwrap();
+    assert_eq!(child.fd_payload(d), Ok(Rights(1)));
+    assert_eq!(child.fd_payload(fd), Ok(Rights(0b101)));
+    drop(child);
+    // A fresh allocation starts from the default, whatever the slot held before.
+    files.close_fd(d).unwrap();
+    let r = files.get_unused_fd_flags(0, NOFILE).unwrap();
+    assert_eq!(r.fd(), d);
+    let again = r.install(c.file(1));
+    assert_eq!(files.fd_payload(again), Ok(Rights::default()));
+    // Growth keeps every payload.
+    assert_eq!(
+        files.replace_fd_with(900, c.file(2), 0, Rights(9), NOFILE),
+        Ok(900)
+    );
+    assert_eq!(files.fd_payload(fd), Ok(Rights(0b101)));
+    assert_eq!(files.fd_payload(900), Ok(Rights(9)));
+    // EBADF for anything not installed.
+    assert_eq!(files.fd_payload(3), Err(Errno::EBADF));
+    assert_eq!(files.set_fd_payload(u32::MAX, Rights(1)), Err(Errno::EBADF));
+    let (f, p) = files.fget_with_payload(900).unwrap();
+    assert_eq!((f.id, p), (2, Rights(9)));
+}
+
+#[test]
+fn iteration_yields_installed_fds_in_order_and_skips_reservations() {
+    let c = Counters::default();
+    let mut files: Files<Probe, u8> = Files::new();
+    for i in 0..5 {
+        files
+            .install_with(
+                c.file(i),
+                if i % 2 == 0 { O_CLOEXEC } else { 0 },
+                i as u8,
+                NOFILE,
+            )
+            .unwrap();
+    }
+    files.close_fd(2).unwrap();
+    assert_eq!(
+        files.replace_fd_with(700, c.file(7), 0, 70, NOFILE),
+        Ok(700)
+    );
+    let r = files.get_unused_fd_flags(0, NOFILE).unwrap();
+    assert_eq!(r.fd(), 2);
+    let seen: Vec<(u32, bool, u8, usize)> = files
+        .iter()
+        .map(|o| (o.fd, o.cloexec, o.payload, o.file.id))
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            (0, true, 0, 0),
+            (1, false, 1, 1),
+            (3, false, 3, 3),
+            (4, true, 4, 4),
+            (700, false, 70, 7)
+        ]
+    );
+    assert_eq!(
+        files.iter_from(4).map(|o| o.fd).collect::<Vec<_>>(),
+        vec![4, 700]
+    );
+    assert_eq!(files.next_open_fd(5), Some(700));
+    assert_eq!(files.next_open_fd(701), None);
+    assert_eq!(files.next_open_fd(u32::MAX), None);
+    drop(r);
+    // A file closed while the iterator holds a reference stays alive until that goes.
+    let mut it = files.iter();
+    let first = it.next().unwrap();
+    files.close_fd(0).unwrap();
+    assert_eq!(c.released(), 1, "only fd 2's file so far");
+    assert_eq!(first.file.id, 0);
+    drop(first);
+    assert_eq!(c.released(), 2);
+    // The close-on-exec range write shows through iteration too.
+    files.close_range(0, u32::MAX, CLOSE_RANGE_CLOEXEC).unwrap();
+    assert!(files.iter().all(|o| o.cloexec));
+}
+
+#[test]
+fn iteration_on_a_shared_table_while_another_handle_closes() {
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    for i in 0..200 {
+        files.install(c.file(i), 0, NOFILE).unwrap();
+    }
+    let mut other = files.share();
+    let closer = std::thread::spawn(move || {
+        for fd in (0..200).rev().step_by(2) {
+            other.close_fd(fd).unwrap();
+        }
+    });
+    let mut last = None;
+    for o in files.iter() {
+        // Ascending, each the file installed there, never a freed one.
+        assert!(last.is_none_or(|l| o.fd > l));
+        assert_eq!(o.file.id, o.fd as usize);
+        last = Some(o.fd);
+    }
+    closer.join().unwrap();
+    assert_eq!(files.iter().count(), 100);
+    assert!(files.iter().all(|o| o.fd % 2 == 0));
+    drop(files);
+    assert_eq!(c.released(), 200);
+}
+
+trait MyFile: FileLike {
+    fn name(&self) -> String;
+}
+
+struct Pipe(Counters);
+impl FileLike for Pipe {}
+impl MyFile for Pipe {
+    fn name(&self) -> String {
+        "pipe".into()
+    }
+}
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        // ORDERING: SeqCst (more than needed); a test counter (see `Counters::released`).
+        self.0.releases.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[repr(align(256))]
+struct Aligned(u32, Counters);
+impl FileLike for Aligned {
+    fn flush(&self) -> Result<(), Errno> {
+        Err(Errno::EIO)
+    }
+}
+impl MyFile for Aligned {
+    fn name(&self) -> String {
+        format!("aligned {}", self.0)
+    }
+}
+impl Drop for Aligned {
+    fn drop(&mut self) {
+        // ORDERING: SeqCst (more than needed); a test counter (see `Counters::released`).
+        self.1.releases.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn trait_object_tables() {
+    let c = Counters::default();
+    let mut files: Files<dyn MyFile> = Files::new();
+    let p = FileRef::<dyn MyFile>::new_unsize(Pipe(c.clone()), |p| p);
+    let a = FileRef::<dyn MyFile>::new_unsize(Aligned(3, c.clone()), |a| a);
+    assert_eq!(files.install(p, 0, NOFILE), Ok(0));
+    assert_eq!(files.install(a, 0, NOFILE), Ok(1));
+    assert_eq!(files.fdget(0).unwrap().name(), "pipe");
+    assert_eq!(files.fdget(1).unwrap().name(), "aligned 3");
+    // Hand the file to someone else with one more count, no newtype, no second Arc.
+    let held: FileRef<dyn MyFile> = files.fget(1).unwrap();
+    assert_eq!(FileRef::count(&held), 2);
+    let mut other = files.share();
+    assert_eq!(other.fdget(1).unwrap().name(), "aligned 3");
+    // Flush errors surface on close, as close(2) returns them.
+    assert_eq!(other.close_fd(1), Err(Errno::EIO));
+    assert_eq!(c.released(), 0);
+    drop(held);
+    assert_eq!(c.released(), 1);
+    let child = files.fork().unwrap();
+    drop((files, other));
+    assert_eq!(c.released(), 1);
+    assert_eq!(child.fdget(0).unwrap().name(), "pipe");
+    drop(child);
+    assert_eq!(c.released(), 2);
+}
+
+#[test]
+fn the_owned_reservation_is_send_and_gives_the_fd_back() {
+    fn assert_send<T: Send + 'static>(_: &T) {}
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    files.install(c.file(0), 0, NOFILE).unwrap();
+    let r = files.reserve_owned(O_CLOEXEC, NOFILE).unwrap();
+    assert_send(&r);
+    assert_eq!(r.fd(), 1);
+    assert_eq!(files.fd_state(1), FdState::Reserved);
+    // Lowest-free skips it; dup2 onto it is EBUSY.
+    assert_eq!(files.dup(0, NOFILE), Ok(2));
+    assert_eq!(files.dup2(0, 1, NOFILE), Err(Errno::EBUSY));
+    // Dropped on another thread: the fd comes back.
+    std::thread::spawn(move || drop(r)).join().unwrap();
+    assert_eq!(files.fd_state(1), FdState::Free);
+    // Installed on another thread.
+    let r = files.reserve_owned(0, NOFILE).unwrap();
+    let f = c.file(5);
+    let fd = std::thread::spawn(move || r.install(f)).join().unwrap();
+    assert_eq!(fd, 1);
+    assert_eq!(files.fdget(1).map(|f| f.id), Some(5));
+    assert!(!files.is_shared(), "the reservation's handle is gone");
+    // EMFILE when nothing is free below the limit.
+    assert!(files.reserve_owned(0, 3).is_err());
+}
+
+/// A future that is pending once.
+struct YieldOnce(bool);
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+async fn open_async(r: OwnedFdReservation<Probe>, file: FileRef<Probe>) -> Result<u32, Errno> {
+    // The host call: the reservation lives across the await.
+    YieldOnce(false).await;
+    Ok(r.install(file))
+}
+
+fn poll_once<F: Future>(f: Pin<&mut F>) -> Poll<F::Output> {
+    f.poll(&mut Context::from_waker(Waker::noop()))
+}
+
+#[test]
+fn a_cancelled_future_gives_its_fd_back() {
+    fn assert_send<T: Send>(_: &T) {}
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    // Cancelled: the future is dropped while pending.
+    let r = files.reserve_owned(0, NOFILE).unwrap();
+    let mut fut = Box::pin(open_async(r, c.file(1)));
+    assert_send(&fut);
+    assert!(poll_once(fut.as_mut()).is_pending());
+    assert_eq!(files.fd_state(0), FdState::Reserved);
+    drop(fut);
+    assert_eq!(files.fd_state(0), FdState::Free);
+    assert_eq!(c.released(), 1, "the file built for the open is released");
+    // Completed, resumed on another thread.
+    let r = files.reserve_owned(0, NOFILE).unwrap();
+    let mut fut = Box::pin(open_async(r, c.file(2)));
+    assert!(poll_once(fut.as_mut()).is_pending());
+    let fd = std::thread::spawn(move || match poll_once(fut.as_mut()) {
+        Poll::Ready(r) => r,
+        Poll::Pending => panic!("still pending"),
+    })
+    .join()
+    .unwrap();
+    assert_eq!(fd, Ok(0));
+    assert_eq!(files.fdget(0).map(|f| f.id), Some(2));
+}
+
+#[test]
+fn bad_input_gets_the_kernel_errnos() {
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    for fd in [u32::MAX, u32::MAX - 1, 1 << 31, NOFILE as u32] {
+        assert_eq!(
+            files.replace_fd(fd, c.file(0), 0, NOFILE),
+            Err(Errno::EBADF)
+        );
+        assert_eq!(files.renumber(fd, 0, NOFILE), Err(Errno::EBADF));
+        assert_eq!(files.renumber(0, fd, NOFILE), Err(Errno::EBADF));
+        assert_eq!(files.fd_payload(fd), Err(Errno::EBADF));
+        assert_eq!(files.next_open_fd(fd), None);
+        assert_eq!(files.iter_from(fd).count(), 0);
+    }
+    assert_eq!(files.max_fds(), 64);
+    assert_eq!(c.released(), 4);
+}
