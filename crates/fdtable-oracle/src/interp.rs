@@ -67,6 +67,8 @@ pub trait Sys: Sized {
     fn setfd(&mut self, fd: u32, arg: u32) -> i64;
     fn query(&mut self, fd: u32, other: u32) -> i64;
     fn close_range(&mut self, first: u32, last: u32, flags: u32) -> i64;
+    fn replace_fd(&mut self, src: u32, fd: u32, cloexec: bool, nofile: u64) -> i64;
+    fn renumber(&mut self, from: u32, to: u32, nofile: u64) -> i64;
     fn set_nofile(&mut self, soft: u64) -> i64;
     fn fd_size(&mut self) -> i64;
     /// Runs `body` in a child process (sharing the table if `share`), waits for it, and
@@ -211,6 +213,14 @@ fn step<S: Sys, P: Prog + ?Sized>(
         }
         DUPFD => {
             res[0] = sys.dupfd(a, b, r.c != 0, nofile);
+            note_fd(sys, frame, res[0]);
+        }
+        REPLACE_FD => {
+            res[0] = sys.replace_fd(a, b, r.c != 0, nofile);
+            note_fd(sys, frame, res[0]);
+        }
+        RENUMBER => {
+            res[0] = sys.renumber(a, b, nofile);
             note_fd(sys, frame, res[0]);
         }
         GETFD => res[0] = sys.getfd(a),

@@ -624,6 +624,38 @@ impl Sys for KernelSys {
     fn close_range(&mut self, first: u32, last: u32, flags: u32) -> i64 {
         int_call(IntCall::CloseRange, first as u64, last as u64, flags as u64)
     }
+    fn replace_fd(&mut self, src: u32, fd: u32, cloexec: bool, nofile: u64) -> i64 {
+        // fs/file.c `replace_fd`: `fd >= rlimit(RLIMIT_NOFILE)` is EBADF (dup2 skips that check
+        // only for an fd onto itself, which `replace_fd` does not), then `do_dup2` under the
+        // `expand_files` check, with the close-on-exec bit from the flags.
+        // The file is looked up first (the caller's `fget(src)`), so a bad `src` changes
+        // nothing (dup2 would grow the table before looking at its `oldfd`).
+        let g = int_call(IntCall::Fcntl, src as u64, libc::F_GETFD as u64, 0);
+        if g < 0 {
+            return g;
+        }
+        if fd as u64 >= nofile {
+            return -(libc::EBADF as i64);
+        }
+        let r = int_call(IntCall::Dup2, src as u64, fd as u64, 0);
+        if r < 0 {
+            return r;
+        }
+        let bit = if cloexec { libc::FD_CLOEXEC } else { 0 };
+        let s = int_call(IntCall::Fcntl, fd as u64, libc::F_SETFD as u64, bit as u64);
+        if s < 0 { s } else { r }
+    }
+    fn renumber(&mut self, from: u32, to: u32, _nofile: u64) -> i64 {
+        // WASI's fd_renumber as dup2 + close.
+        let r = int_call(IntCall::Dup2, from as u64, to as u64, 0);
+        if r >= 0 && from != to {
+            let c = int_call(IntCall::Close, from as u64, 0, 0);
+            if c < 0 {
+                return c;
+            }
+        }
+        r
+    }
     fn set_nofile(&mut self, soft: u64) -> i64 {
         set_nofile_raw(soft)
     }

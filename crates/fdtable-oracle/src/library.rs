@@ -145,6 +145,16 @@ impl Sys for LibSys {
     fn close_range(&mut self, first: u32, last: u32, flags: u32) -> i64 {
         ret0(self.files.close_range(first, last, flags))
     }
+    fn replace_fd(&mut self, src: u32, fd: u32, cloexec: bool, nofile: u64) -> i64 {
+        let Some(file) = self.files.fget(src) else {
+            return Errno::EBADF.neg() as i64;
+        };
+        let flags = if cloexec { fdtable::O_CLOEXEC } else { 0 };
+        ret(self.files.replace_fd(fd, file, flags, nofile))
+    }
+    fn renumber(&mut self, from: u32, to: u32, nofile: u64) -> i64 {
+        ret(self.files.renumber(from, to, nofile))
+    }
     fn set_nofile(&mut self, _soft: u64) -> i64 {
         // The limit lives in the interpreter's frame and is passed to every call.
         0

@@ -139,6 +139,19 @@ pub enum Op {
     },
     /// Kill the reserving process: its open fails and gives the reserved fd back.
     ReserveAbort,
+    /// Install `src`'s file at `fd` (library: `replace_fd(fd, fget(src), flags)`; kernel:
+    /// `dup2(src, fd)` then `fcntl(fd, F_SETFD)`, what `replace_fd` does in fs/file.c).
+    ReplaceFd {
+        /// The fd whose file is installed.
+        src: FdArg,
+        /// Where.
+        fd: FdArg,
+        /// `O_CLOEXEC`.
+        cloexec: bool,
+    },
+    /// Move a file (library: `renumber(from, to)`; kernel: `dup2(from, to)` then
+    /// `close(from)` when they differ).
+    Renumber(FdArg, FdArg),
 }
 
 /// Record kinds.
@@ -163,6 +176,8 @@ pub(crate) mod kind {
     pub const RESV_BEGIN: u64 = 18;
     pub const RESV_END: u64 = 19;
     pub const RESV_ABORT: u64 = 20;
+    pub const REPLACE_FD: u64 = 21;
+    pub const RENUMBER: u64 = 22;
 }
 
 /// One flattened operation: a kind and up to three encoded arguments; `len` is the body
@@ -415,6 +430,10 @@ fn flatten(ops: &[Op], out: &mut Vec<Rec>) {
                 *flags as u64,
             )),
             Op::SetNofile(l) => out.push(rec(SET_NOFILE, l.encode(), 0, 0)),
+            Op::ReplaceFd { src, fd, cloexec } => {
+                out.push(rec(REPLACE_FD, src.encode(), fd.encode(), b(*cloexec)))
+            }
+            Op::Renumber(from, to) => out.push(rec(RENUMBER, from.encode(), to.encode(), 0)),
             Op::FdSize => out.push(rec(FD_SIZE, 0, 0, 0)),
             Op::Fork(body) | Op::Share { ops: body, .. } => {
                 let at = out.len();
@@ -495,6 +514,13 @@ pub(crate) fn describe(rec: &Rec, resolved: Option<[u64; 2]>) -> String {
             fa(rec.b, 1)
         ),
         GETFD => format!("fcntl({}, F_GETFD)", fa(rec.a, 0)),
+        REPLACE_FD => format!(
+            "replace_fd({}, file of {}, {})",
+            fa(rec.b, 1),
+            fa(rec.a, 0),
+            cx(rec.c)
+        ),
+        RENUMBER => format!("renumber({}, {})", fa(rec.a, 0), fa(rec.b, 1)),
         SETFD => format!("fcntl({}, F_SETFD, {:#x})", fa(rec.a, 0), rec.b),
         QUERY => format!("fcntl({}, F_DUPFD_QUERY, {})", fa(rec.a, 0), fa(rec.b, 1)),
         CLOSE_RANGE => format!(

@@ -123,6 +123,9 @@ pub fn table_op() -> BoxedStrategy<Op> {
         5 => limit_arg().prop_map(Op::SetNofile),
         2 => Just(Op::FdSize),
         1 => Just(Op::Unshare),
+        5 => (fd_arg(), fd_arg(), any::<bool>())
+            .prop_map(|(src, fd, cloexec)| Op::ReplaceFd { src, fd, cloexec }),
+        5 => (fd_arg(), fd_arg()).prop_map(|(a, b)| Op::Renumber(a, b)),
     ]
     .boxed()
 }

@@ -75,6 +75,8 @@ fn kind_name(k: u64) -> &'static str {
         "reserve_begin",
         "reserve_end",
         "reserve_abort",
+        "replace_fd",
+        "renumber",
     ]
     .get(k as usize)
     .copied()
@@ -106,10 +108,15 @@ impl Stats {
         let name = kind_name(rec.kind);
         let res = errno_name(r[0]);
         match name {
-            "dup2" | "dup3" if args[0] == args[1] => self.hit(format!("{name}:same-fd:{res}")),
+            "dup2" | "dup3" | "replace_fd" | "renumber" if args[0] == args[1] => {
+                self.hit(format!("{name}:same-fd:{res}"))
+            }
             _ => {}
         }
-        if matches!(name, "dup2" | "dup3" | "dupfd" | "close") {
+        if matches!(
+            name,
+            "dup2" | "dup3" | "dupfd" | "close" | "replace_fd" | "renumber"
+        ) {
             if args[1] >= 0x8000_0000 || args[0] >= 0x8000_0000 {
                 self.hit(format!("{name}:negative-fd:{res}"));
             }
@@ -264,6 +271,19 @@ const REQUIRED: &[&str] = &[
     "reserve_end:ok",
     "reserve_end:installed",
     "reserve_abort:ok",
+    "replace_fd:ok",
+    "replace_fd:EBADF",
+    "replace_fd:EBUSY",
+    "replace_fd:same-fd:ok",
+    "replace_fd:at-limit:EBADF",
+    "replace_fd:negative-fd:EBADF",
+    "renumber:ok",
+    "renumber:EBADF",
+    "renumber:EBUSY",
+    "renumber:same-fd:ok",
+    "renumber:same-fd:EBADF",
+    "renumber:at-limit:EBADF",
+    "renumber:negative-fd:EBADF",
     "hi>64",
     "hi>1024",
 ];

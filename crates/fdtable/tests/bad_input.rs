@@ -37,6 +37,11 @@ enum Op {
     Lookup(u32),
     Fork,
     Exec,
+    ReplaceFd(u32, u32, u64),
+    Renumber(u32, u32, u64),
+    Payload(u32, u16),
+    Iterate(u32),
+    OwnedReserve(u64, bool),
 }
 
 /// fds biased towards the interesting: small, around 64/1024, near nr_open, "negative".
@@ -89,6 +94,11 @@ fn op() -> impl Strategy<Value = Op> {
         2 => fd().prop_map(Op::Lookup),
         1 => Just(Op::Fork),
         1 => Just(Op::Exec),
+        2 => (fd(), flags(), limit()).prop_map(|(a, f, l)| Op::ReplaceFd(a, f, l)),
+        2 => (fd(), fd(), limit()).prop_map(|(a, b, l)| Op::Renumber(a, b, l)),
+        1 => (fd(), any::<u16>()).prop_map(|(a, p)| Op::Payload(a, p)),
+        1 => fd().prop_map(Op::Iterate),
+        1 => (limit(), any::<bool>()).prop_map(|(l, install)| Op::OwnedReserve(l, install)),
     ]
 }
 
@@ -106,7 +116,7 @@ proptest! {
     fn arbitrary_arguments_never_panic(ops in proptest::collection::vec(op(), 1..60)) {
         let released = Arc::new(AtomicUsize::new(0));
         let mut created = 0usize;
-        let mut files: Files<Counted> = Files::new();
+        let mut files: Files<Counted, u16> = Files::new();
         let mut children = Vec::new();
         let new = |created: &mut usize| {
             *created += 1;
@@ -190,6 +200,62 @@ proptest! {
                     }
                 }
                 Op::Exec => files.exec().unwrap(),
+                Op::ReplaceFd(fd, f, l) => {
+                    let was_reserved = files.fd_state(fd) == FdState::Reserved;
+                    let r = files.replace_fd(fd, new(&mut created), f, l);
+                    prop_assert!(is_errno(&r, &[E::EBADF, E::EMFILE, E::EBUSY]), "{r:?}");
+                    prop_assert_eq!(r == Err(E::EBUSY), was_reserved && (fd as u64) < l);
+                    if r.is_ok() {
+                        let cloexec = f & fdtable::O_CLOEXEC != 0;
+                        prop_assert_eq!(files.fd_state(fd), FdState::Installed { cloexec });
+                        prop_assert_eq!(files.fd_payload(fd), Ok(0));
+                    }
+                }
+                Op::Renumber(a, b, l) => {
+                    let before = files.fget_with_payload(a).ok();
+                    let r = files.renumber(a, b, l);
+                    prop_assert!(is_errno(&r, &[E::EBADF, E::EBUSY]), "{r:?}");
+                    if let (Ok(to), Some((file, payload))) = (r, before) {
+                        let (now, p) = files.fget_with_payload(to).unwrap();
+                        prop_assert!(FileRef::ptr_eq(&file, &now));
+                        prop_assert_eq!(p, payload);
+                        if a != b {
+                            prop_assert_eq!(files.fd_state(a), FdState::Free);
+                        }
+                    }
+                }
+                Op::Payload(fd, p) => {
+                    let r = files.set_fd_payload(fd, p);
+                    prop_assert!(is_errno(&r, &[E::EBADF]));
+                    prop_assert_eq!(r.is_ok(), files.fd_payload(fd) == Ok(p));
+                }
+                Op::Iterate(from) => {
+                    let mut last = None;
+                    for o in files.iter_from(from) {
+                        prop_assert!(o.fd >= from && last.is_none_or(|l| o.fd > l));
+                        prop_assert_eq!(files.fd_state(o.fd), FdState::Installed { cloexec: o.cloexec });
+                        prop_assert_eq!(files.fd_payload(o.fd), Ok(o.payload));
+                        last = Some(o.fd);
+                    }
+                    prop_assert_eq!(files.next_open_fd(from), files.iter_from(from).next().map(|o| o.fd));
+                }
+                Op::OwnedReserve(l, install) => {
+                    match files.reserve_owned(0, l) {
+                        Ok(r) => {
+                            let fd = r.fd();
+                            prop_assert_eq!(files.fd_state(fd), FdState::Reserved);
+                            if install {
+                                prop_assert_eq!(r.install(new(&mut created)), fd);
+                                let installed = matches!(files.fd_state(fd), FdState::Installed { .. });
+                                prop_assert!(installed);
+                            } else {
+                                drop(r);
+                                prop_assert_eq!(files.fd_state(fd), FdState::Free);
+                            }
+                        }
+                        Err(e) => prop_assert_eq!(e, E::EMFILE),
+                    }
+                }
             }
             // The table stays bounded by nr_open.
             prop_assert!(files.max_fds() <= fdtable::nr_open().next_power_of_two());
