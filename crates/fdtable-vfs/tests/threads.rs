@@ -112,3 +112,50 @@ fn eventfd_wakes_a_sibling() {
     assert_eq!(t.write(e, &7u64.to_ne_bytes()), Ok(8));
     assert_eq!(th.join().unwrap(), Ok(7));
 }
+
+/// The release of a file runs at its last put, before the `close` that dropped it returns —
+/// on a shared table too, where the file's memory waits for an RCU grace period: a pipe's
+/// reader sees end-of-file as soon as the last writer's close returns (and a blocked reader on
+/// another thread wakes up to it), however many lock-free lookups of the writer came before.
+#[test]
+fn the_last_writers_close_gives_eof_at_once() {
+    for round in 0..200 {
+        let mut t = Task::new(MemFs::new());
+        let [r, w] = t.pipe2(O_NONBLOCK).unwrap();
+        let mut sib = t.clone_thread();
+        // The sibling looks the write end up (lock-free, counted) and writes, then finishes;
+        // the table stays shared.
+        std::thread::spawn({
+            let s = t.clone_thread();
+            move || {
+                for _ in 0..50 {
+                    assert_eq!(s.write(w, b"x"), Ok(1));
+                }
+            }
+        })
+        .join()
+        .unwrap();
+        let mut buf = [0u8; 64];
+        assert_eq!(read_full(&t, r, &mut buf[..50]), Ok(50));
+        assert_eq!(t.read(r, &mut buf), Err(Errno::EAGAIN), "round {round}");
+        if round % 2 == 0 {
+            sib.close(w).unwrap();
+        } else {
+            t.close(w).unwrap();
+        }
+        // No other reference: the close was the last put, the release ran in it.
+        assert_eq!(t.read(r, &mut buf), Ok(0), "round {round}: EOF right after close");
+        drop(sib);
+    }
+    // A reader blocked on another thread sees EOF when the last writer closes.
+    let mut t = Task::new(MemFs::new());
+    let [r, w] = t.pipe2(0).unwrap();
+    let reader = t.clone_thread();
+    let th = std::thread::spawn(move || {
+        let mut buf = [0u8; 8];
+        reader.read(r, &mut buf)
+    });
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    t.close(w).unwrap();
+    assert_eq!(th.join().unwrap(), Ok(0));
+}
