@@ -258,7 +258,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
     if msg.len() >= 8 {
         let step = u32::from_ne_bytes(msg[..4].try_into().unwrap());
         let errno = i32::from_ne_bytes(msg[4..8].try_into().unwrap());
-        let e = std::io::Error::from_raw_os_error(errno);
+        let e = nix::errno::Errno::from_raw(errno).desc();
         let code = match Step::from_u32(step) {
             Some(Step::Exec) => {
                 say(format!("{}: {e}", args.cmd[0].to_string_lossy()));
