@@ -157,6 +157,10 @@ enum Need {
 
 type Res = Result<Decision, Need>;
 
+/// Translated arguments: the edits, what a path names if it is a descriptor directory, and
+/// the first path as read.
+type Translated = ([Option<u64>; 6], Option<DescKind>, Option<Vec<u8>>);
+
 /// A bump allocator over the task's scratch mapping, for one call.
 struct Scratch {
     base: Option<u64>,
@@ -382,7 +386,7 @@ impl Supervisor {
         args: &[u64; 6],
         spec: &[(u8, Arg)],
         scr: &mut Scratch,
-    ) -> Result<([Option<u64>; 6], Option<DescKind>, Option<Vec<u8>>), Need> {
+    ) -> Result<Translated, Need> {
         let mut edits = [None; 6];
         let mut dir = None;
         let mut text = None;
@@ -951,22 +955,29 @@ impl Supervisor {
             Ok(w) => {
                 let token = self.token();
                 let origin = self.origin(|| format!("dup({})", v as i32));
-                self.set_pending(tid, w, token, origin);
+                self.set_pending(tid, w, token, origin, v);
                 run(edits_of(&[(0, real as u64)]), Then::Fill { vfd: w, token })
             }
         }
     }
 
-    fn set_pending(&mut self, tid: i32, vfd: u32, token: u64, call: String) {
+    /// The origin of a duplicate of `src` made by `call`.
+    fn dup_origin(&self, tid: i32, src: u32, call: String) -> Rc<Origin> {
         let t = &self.tasks[&tid];
-        let pid = t.tgid();
-        t.map.borrow_mut().set(
-            vfd,
-            Slot::Pending {
-                token,
-                origin: Rc::new(Origin { call, pid }),
-            },
-        );
+        let from = t.map.borrow().get(src).map(|s| s.origin().root());
+        Rc::new(Origin {
+            call,
+            pid: t.tgid(),
+            from,
+        })
+    }
+
+    fn set_pending(&mut self, tid: i32, vfd: u32, token: u64, call: String, src: u32) {
+        let origin = self.dup_origin(tid, src, call);
+        self.tasks[&tid]
+            .map
+            .borrow_mut()
+            .set(vfd, Slot::Pending { token, origin });
     }
 
     fn dup3(&mut self, tid: i32, args: &[u64; 6], three: bool) -> Decision {
@@ -999,17 +1010,13 @@ impl Supervisor {
         let real_o = real_o.expect("the library found it installed") as u64;
         let name = if three { "dup3" } else { "dup2" };
         let call = self.origin(|| format!("{name}({}, {})", o as i32, n as i32));
-        let t = &self.tasks[&tid];
-        let pid = t.tgid();
         match real_n {
             Some(rn) => {
-                t.map.borrow_mut().set(
-                    n,
-                    Slot::Real {
-                        real: rn,
-                        origin: Rc::new(Origin { call, pid }),
-                    },
-                );
+                let origin = self.dup_origin(tid, o, call);
+                self.tasks[&tid]
+                    .map
+                    .borrow_mut()
+                    .set(n, Slot::Real { real: rn, origin });
                 let mut edits = edits_of(&[(0, real_o), (1, rn as u64)]);
                 let nr = if three {
                     edits[2] = Some(flags as u64);
@@ -1025,7 +1032,7 @@ impl Supervisor {
             }
             None => {
                 let token = self.token();
-                self.set_pending(tid, n, token, call);
+                self.set_pending(tid, n, token, call, o);
                 let cmd = if three && flags & O_CLOEXEC != 0 {
                     libc::F_DUPFD_CLOEXEC
                 } else {
@@ -1061,7 +1068,7 @@ impl Supervisor {
                             "F_DUPFD"
                         };
                         let call = self.origin(|| format!("fcntl({}, {name}, {from})", v as i32));
-                        self.set_pending(tid, w, token, call);
+                        self.set_pending(tid, w, token, call, v);
                         Ok(run(
                             edits_of(&[(0, real as u64), (2, 0)]),
                             Then::Fill { vfd: w, token },
@@ -1273,7 +1280,7 @@ impl Supervisor {
     fn tr_msghdr(&self, tid: i32, hdr: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
         let ctl_ptr = mem::get_u64(hdr, msghdr::CONTROL);
         let ctl_len = mem::get_u64(hdr, msghdr::CONTROLLEN) as usize;
-        if ctl_ptr == 0 || ctl_len < mem::CMSG_HDR || ctl_len > 1 << 16 {
+        if ctl_ptr == 0 || !(mem::CMSG_HDR..=1 << 16).contains(&ctl_len) {
             return None;
         }
         let mut ctl = mem::read(Self::pid(tid), ctl_ptr, ctl_len)?;
@@ -1666,6 +1673,7 @@ impl Supervisor {
                 origin: Rc::new(Origin {
                     call: call.to_string(),
                     pid,
+                    from: None,
                 }),
             },
         );
@@ -1802,16 +1810,17 @@ impl Supervisor {
                 scratch,
                 nfds,
             } => {
-                if ret >= 0 || ret == -(libc::EINTR as i64) {
-                    if let (Some(real), Some(mut mine)) = (
+                // The kernel writes every revents back, also when interrupted.
+                if (ret >= 0 || ret == -(libc::EINTR as i64))
+                    && let (Some(real), Some(mut mine)) = (
                         mem::read(pid, scratch, nfds * 8),
                         mem::read(pid, user, nfds * 8),
-                    ) {
-                        for i in 0..nfds {
-                            mine[i * 8 + 6..i * 8 + 8].copy_from_slice(&real[i * 8 + 6..i * 8 + 8]);
-                        }
-                        mem::write(pid, user, &mine);
+                    )
+                {
+                    for i in 0..nfds {
+                        mine[i * 8 + 6..i * 8 + 8].copy_from_slice(&real[i * 8 + 6..i * 8 + 8]);
                     }
+                    mem::write(pid, user, &mine);
                 }
                 ret
             }
@@ -1904,7 +1913,7 @@ impl Supervisor {
         };
         let ctl_ptr = mem::get_u64(&hdr, msghdr::CONTROL);
         let ctl_len = mem::get_u64(&hdr, msghdr::CONTROLLEN) as usize;
-        if ctl_ptr == 0 || ctl_len < mem::CMSG_HDR || ctl_len > 1 << 16 {
+        if ctl_ptr == 0 || !(mem::CMSG_HDR..=1 << 16).contains(&ctl_len) {
             return;
         }
         let Some(mut ctl) = mem::read(pid, ctl_ptr, ctl_len) else {
@@ -1925,8 +1934,7 @@ impl Supervisor {
                     excess.push(r);
                     continue;
                 }
-                let ce = cloexec || c.ty == mem::SCM_PIDFD && cloexec;
-                match self.try_install(tid, r, None, ce, DescKind::Plain, &call) {
+                match self.try_install(tid, r, None, cloexec, DescKind::Plain, &call) {
                     Ok(v) => {
                         mem::put_u32(&mut ctl, at, v);
                         kept += 1;

@@ -198,8 +198,6 @@ pub struct Supervisor {
     pub stats: Stats,
 }
 
-const X86_64: u32 = crate::filter::AUDIT_ARCH_X86_64;
-
 /// `-ERESTARTSYS`, `-ERESTARTNOINTR`, `-ERESTARTNOHAND`, `-ERESTART_RESTARTBLOCK`: the
 /// call will be restarted (the kernel's internal codes, never seen by the program).
 pub fn is_restart(ret: i64) -> bool {
@@ -234,6 +232,19 @@ fn peek(tid: i32, off: usize) -> nix::Result<u64> {
 const OFF_RAX: usize = std::mem::offset_of!(libc::user_regs_struct, rax);
 const OFF_ORIG_RAX: usize = std::mem::offset_of!(libc::user_regs_struct, orig_rax);
 
+/// Skips the call of a tracee in a seccomp stop whose registers are `regs`: it returns `v`
+/// without running (one request).
+fn skip(tid: i32, regs: &mut libc::user_regs_struct, v: i64) {
+    regs.orig_rax = u64::MAX;
+    regs.rax = v as u64;
+    let _ = ptrace::setregs(Pid::from_raw(tid), *regs);
+    let _ = sys::resume(tid, false, 0);
+}
+
+fn arg_of(r: &libc::user_regs_struct, i: usize) -> u64 {
+    [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9][i]
+}
+
 fn set_arg(r: &mut libc::user_regs_struct, i: usize, v: u64) {
     match i {
         0 => r.rdi = v,
@@ -254,6 +265,7 @@ impl Supervisor {
         let origin = Rc::new(Origin {
             call: "<inherited from parent>".into(),
             pid: 0,
+            from: None,
         });
         for &(v, real) in initial {
             let fd = files
@@ -371,48 +383,51 @@ impl Supervisor {
             let _ = sys::resume(tid, false, 0);
             return;
         }
-        let info = match sys::seccomp_stop(Pid::from_raw(tid)) {
-            Ok(Some(i)) => i,
-            _ => {
-                let _ = sys::resume(tid, false, 0);
-                return;
-            }
+        // One request reads everything: the number (orig_rax) and the arguments.
+        let Ok(regs) = ptrace::getregs(Pid::from_raw(tid)) else {
+            return;
         };
+        let nr = regs.orig_rax;
+        let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
         self.stats.seccomp_stops += 1;
         // Real descriptors left over by a fork or exec go first; then the call starts again.
         let orphans = std::mem::take(&mut task.map.borrow_mut().orphans);
         if !orphans.is_empty() {
             self.stats.orphans_closed += orphans.len() as u64;
-            let calls: Vec<Inject> = orphans.iter().map(|&r| Inject::close(r)).collect();
+            let kept = task.map.borrow().reals();
+            let calls = crate::handlers::close_calls(orphans, &kept);
             if let Ok((_, saved)) = self.inject(tid, true, &calls) {
                 self.restart(tid, saved);
             }
             return;
         }
-        let decision = if info.arch != X86_64 || info.nr & 0x4000_0000 != 0 {
+        // The filter gives other ABIs ENOSYS itself; x32 numbers stop here.
+        let decision = if nr & 0x4000_0000 != 0 {
             Decision::Refuse(
                 libc::ENOSYS,
-                format!("refused system call {:#x} of another ABI (x32)", info.nr),
+                format!("refused system call {nr:#x} of another ABI (x32)"),
             )
         } else {
-            self.decide(tid, info.nr, info.args)
+            self.decide(tid, nr, args)
         };
-        self.apply(tid, info.nr, info.args, decision);
+        self.apply(tid, regs, decision);
     }
 
-    fn apply(&mut self, tid: i32, nr: u64, args: [u64; 6], decision: Decision) {
+    fn apply(&mut self, tid: i32, mut regs: libc::user_regs_struct, decision: Decision) {
+        let nr = regs.orig_rax;
+        let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
         match decision {
             Decision::Pass => {
                 let _ = sys::resume(tid, false, 0);
             }
             Decision::Return(v) => {
                 self.stats.emulated += 1;
-                self.skip(tid, v);
+                skip(tid, &mut regs, v);
             }
             Decision::Refuse(errno, why) => {
                 self.stats.refused += 1;
                 self.note(why);
-                self.skip(tid, -(errno as i64));
+                skip(tid, &mut regs, -(errno as i64));
             }
             Decision::NeedScratch => {
                 let call = Inject {
@@ -452,17 +467,28 @@ impl Supervisor {
                 then,
             } => {
                 let mut edited = [false; 6];
+                let mut n_edits = 0;
                 for (i, e) in edits.iter().enumerate() {
                     if let Some(v) = *e
                         && v != args[i]
                     {
-                        let _ = poke(tid, arg_offset(i), v);
+                        set_arg(&mut regs, i, v);
                         edited[i] = true;
+                        n_edits += 1;
                     }
                 }
                 let nr_edited = new_nr.is_some_and(|n| n != nr);
                 if let Some(n) = new_nr.filter(|_| nr_edited) {
-                    let _ = poke(tid, OFF_ORIG_RAX, n);
+                    regs.orig_rax = n;
+                    n_edits += 1;
+                }
+                // One request whatever the number of changes, or one poke for a single one.
+                if n_edits > 1 {
+                    let _ = ptrace::setregs(Pid::from_raw(tid), regs);
+                } else if nr_edited {
+                    let _ = poke(tid, OFF_ORIG_RAX, regs.orig_rax);
+                } else if let Some(i) = edited.iter().position(|&e| e) {
+                    let _ = poke(tid, arg_offset(i), arg_of(&regs, i));
                 }
                 if let Some(t) = self.tasks.get_mut(&tid) {
                     t.pending = Some(Pending {
@@ -476,13 +502,6 @@ impl Supervisor {
                 let _ = sys::resume(tid, true, 0);
             }
         }
-    }
-
-    /// Skips the call in a seccomp stop: it returns `v` without running.
-    fn skip(&mut self, tid: i32, v: i64) {
-        let _ = poke(tid, OFF_ORIG_RAX, u64::MAX);
-        let _ = poke(tid, OFF_RAX, v as u64);
-        let _ = sys::resume(tid, false, 0);
     }
 
     /// After injections that started in a seccomp stop: the call returns `ret`.
@@ -518,18 +537,28 @@ impl Supervisor {
             let _ = sys::resume(tid, false, 0);
             return;
         }
+        let restore = |tid: i32| {
+            for i in 0..6 {
+                if p.edited[i] {
+                    let _ = poke(tid, arg_offset(i), p.args[i]);
+                }
+            }
+            if p.nr_edited {
+                let _ = poke(tid, OFF_ORIG_RAX, p.nr);
+            }
+        };
+        if matches!(p.then, Then::Restore) {
+            // The result is the kernel's as it is: only the arguments go back (a restarted
+            // call then arrives with them, translated afresh).
+            restore(tid);
+            let _ = sys::resume(tid, false, 0);
+            return;
+        }
         let Ok(ret) = peek(tid, OFF_RAX) else {
             return;
         };
         let ret = ret as i64;
-        for i in 0..6 {
-            if p.edited[i] {
-                let _ = poke(tid, arg_offset(i), p.args[i]);
-            }
-        }
-        if p.nr_edited {
-            let _ = poke(tid, OFF_ORIG_RAX, p.nr);
-        }
+        restore(tid);
         if is_restart(ret) {
             // The kernel will run the call again with the original (virtual) arguments,
             // which stop here again; undo what the entry did. A restart through
@@ -1007,6 +1036,19 @@ impl Supervisor {
                     "=={pid}==    created by {} in process {}\n",
                     origin.call, origin.pid
                 ));
+            }
+            if let Some(from) = &origin.from {
+                if from.pid == 0 {
+                    out.push_str(&format!(
+                        "=={pid}==    duplicating a descriptor {}\n",
+                        from.call
+                    ));
+                } else {
+                    out.push_str(&format!(
+                        "=={pid}==    duplicating a descriptor created by {} in process {}\n",
+                        from.call, from.pid
+                    ));
+                }
             }
             out.push_str(&format!("=={pid}== \n"));
         }

@@ -1,11 +1,10 @@
 //! Everything `unsafe` in the supervisor, in one place: the first process between `fork` and
 //! `execve` (async-signal-safe raw calls only), installing the seccomp filter, the signal
 //! handler that forwards signals to the program, re-raising the program's fatal signal, and
-//! reading the union `PTRACE_GET_SYSCALL_INFO` fills.
+//! resuming and waiting with realtime signals (which nix's `Signal` cannot hold).
 //!
 //! The rest of the crate is safe code over `nix`.
 
-use nix::sys::ptrace;
 use nix::unistd::Pid;
 use std::ffi::CString;
 use std::io;
@@ -279,35 +278,6 @@ pub fn reraise(sig: i32) -> ! {
         // because of its own handler's doing) cannot be reproduced: exit as a shell reports.
         libc::_exit(128 + sig)
     }
-}
-
-/// A seccomp stop, as `PTRACE_GET_SYSCALL_INFO` reports it.
-#[derive(Clone, Copy, Debug)]
-pub struct SeccompStop {
-    /// `AUDIT_ARCH_*` of the call.
-    pub arch: u32,
-    /// The call number.
-    pub nr: u64,
-    /// Its six arguments.
-    pub args: [u64; 6],
-    /// The filter's `SECCOMP_RET_DATA`.
-    pub ret_data: u32,
-}
-
-/// Reads the call of a tracee in a seccomp stop. `None` if the stop is of another kind.
-pub fn seccomp_stop(pid: Pid) -> nix::Result<Option<SeccompStop>> {
-    let info = ptrace::syscall_info(pid)?;
-    if info.op != libc::PTRACE_SYSCALL_INFO_SECCOMP {
-        return Ok(None);
-    }
-    // SAFETY: `op == PTRACE_SYSCALL_INFO_SECCOMP` says the kernel filled the `seccomp` member.
-    let s = unsafe { info.u.seccomp };
-    Ok(Some(SeccompStop {
-        arch: info.arch,
-        nr: s.nr,
-        args: s.args,
-        ret_data: s.ret_data,
-    }))
 }
 
 /// `PTRACE_LISTEN`: leaves a tracee in group-stop but reports when it is continued.

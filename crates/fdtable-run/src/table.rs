@@ -56,6 +56,15 @@ pub struct Origin {
     pub call: String,
     /// The process that made it (0 for the descriptors `fdtable run` was given).
     pub pid: i32,
+    /// For a duplicate (dup, dup2, F_DUPFD...): the call that created the original.
+    pub from: Option<Rc<Origin>>,
+}
+
+impl Origin {
+    /// The call that created the open file description itself (through any duplicates).
+    pub fn root(self: &Rc<Origin>) -> Rc<Origin> {
+        self.from.clone().unwrap_or_else(|| self.clone())
+    }
 }
 
 /// One descriptor number's translation.
@@ -166,6 +175,7 @@ mod tests {
         let o = Rc::new(Origin {
             call: "x".into(),
             pid: 1,
+            from: None,
         });
         let mut m = FdMap::default();
         assert!(m.is_empty());

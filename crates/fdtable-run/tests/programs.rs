@@ -19,8 +19,14 @@ fn bash_redirections_process_substitution_coprocs() {
     if !have("bash") {
         return;
     }
-    let r = same("bash", &["bash", "script.sh"], &[], |d| copy("script.sh", d));
-    assert!(r.stdout.contains("procsub\n") && r.stdout.contains("got pong"), "{}", r.stdout);
+    let r = same("bash", &["bash", "script.sh"], &[], |d| {
+        copy("script.sh", d)
+    });
+    assert!(
+        r.stdout.contains("procsub\n") && r.stdout.contains("got pong"),
+        "{}",
+        r.stdout
+    );
     assert!(r.stdout.ends_with("done\n"));
 }
 
@@ -68,9 +74,12 @@ fn python_subprocess() {
     if !have("python3") {
         return;
     }
-    let r = same("py-subprocess", &["python3", "py_subprocess.py"], &[], |d| {
-        copy("py_subprocess.py", d)
-    });
+    let r = same(
+        "py-subprocess",
+        &["python3", "py_subprocess.py"],
+        &[],
+        |d| copy("py_subprocess.py", d),
+    );
     assert!(r.stdout.contains("passfd"), "{}", r.stdout);
 }
 
@@ -104,7 +113,11 @@ fn python_multiprocessing() {
     let r = same("py-mp", &["python3", "py_multiprocessing.py"], &[], |d| {
         copy("py_multiprocessing.py", d)
     });
-    assert!(r.stdout.contains("forkserver [0, 1, 4, 9, 16, 25] True"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("forkserver [0, 1, 4, 9, 16, 25] True"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -145,6 +158,8 @@ fn node() {
     if !have("node") {
         return;
     }
-    let r = same("node", &["node", "node_io.js"], &[], |d| copy("node_io.js", d));
+    let r = same("node", &["node", "node_io.js"], &[], |d| {
+        copy("node_io.js", d)
+    });
     assert!(r.stdout.contains("net xxxxx"), "{}", r.stdout);
 }

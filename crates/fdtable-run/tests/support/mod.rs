@@ -63,7 +63,11 @@ impl Out {
 }
 
 fn exec(mut c: Command) -> Out {
-    c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    // Both runs start from the standard descriptors only, whatever the test runner inherited.
+    close_fds::set_fds_cloexec(3, &[]);
+    c.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let o = c.output().expect("spawn");
     Out {
         code: o.status.code(),
@@ -109,12 +113,22 @@ pub fn same(name: &str, cmd: &[&str], env: &[(&str, &str)], setup: impl Fn(&Path
         (r.code, r.signal),
         "{name}: exit status differs\nnative: {n:#?}\nunder fdtable run: {r:#?}"
     );
-    assert_eq!(n.stdout, r.stdout, "{name}: stdout differs (stderr: {})", r.stderr);
+    assert_eq!(
+        n.stdout, r.stdout,
+        "{name}: stdout differs (stderr: {})",
+        r.stderr
+    );
     assert_eq!(n.stderr, r.program_stderr(), "{name}: stderr differs");
     let s = stats_json(&stats);
     assert_eq!(s["table_mismatches"], 0, "{name}: {s}\n{}", r.stderr);
-    assert_eq!(s["host_fds_start"], s["host_fds_end"], "{name}: host descriptors leaked: {s}");
-    assert!(s["seccomp_stops"].as_u64().unwrap() > 0, "{name}: nothing traced");
+    assert_eq!(
+        s["host_fds_start"], s["host_fds_end"],
+        "{name}: host descriptors leaked: {s}"
+    );
+    assert!(
+        s["seccomp_stops"].as_u64().unwrap() > 0,
+        "{name}: nothing traced"
+    );
     r
 }
 
@@ -126,9 +140,8 @@ pub fn stats_json(p: &Path) -> serde_json::Value {
 
 /// Whether `tool` is on PATH; if not, says the test is skipped (the caller returns).
 pub fn have(tool: &str) -> bool {
-    let found = std::env::var_os("PATH").is_some_and(|p| {
-        std::env::split_paths(&p).any(|d| d.join(tool).is_file())
-    });
+    let found = std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()));
     if !found {
         eprintln!("SKIPPED: {tool} is not installed on this machine");
     }
