@@ -119,9 +119,9 @@ pub const SCM_PIDFD: u32 = 4;
 /// `sizeof(struct cmsghdr)`: `cmsg_len` (u64), `cmsg_level`, `cmsg_type` (i32).
 pub const CMSG_HDR: usize = 16;
 
-/// `CMSG_ALIGN`.
+/// `CMSG_ALIGN` (saturating: a garbage length must not wrap around to a small one).
 pub fn cmsg_align(n: usize) -> usize {
-    (n + 7) & !7
+    n.saturating_add(7) & !7
 }
 
 /// One control message in a control buffer: where it starts, its level, type, and the range
@@ -160,7 +160,10 @@ pub fn cmsgs(buf: &[u8]) -> Vec<Cmsg> {
             data: at + CMSG_HDR,
             len: end - (at + CMSG_HDR),
         });
-        at = at.saturating_add(cmsg_align(clen));
+        if clen > buf.len() - at {
+            break;
+        }
+        at += cmsg_align(clen);
     }
     out
 }

@@ -789,3 +789,85 @@ pub const NAMES: &[(u32, &str)] = &[
     (468, "file_getattr"),
     (469, "file_setattr"),
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_known_call_has_a_decision() {
+        let mut undecided = Vec::new();
+        for &(nr, name) in NAMES {
+            if kind(nr as u64) == Kind::Unknown {
+                undecided.push(name);
+            }
+        }
+        assert!(undecided.is_empty(), "no decision for {undecided:?}");
+        // Numbers are unique and ascending (binary search).
+        assert!(NAMES.windows(2).all(|w| w[0].0 < w[1].0));
+        assert_eq!(name(0), Some("read"));
+        assert_eq!(name(469), Some("file_setattr"));
+        assert_eq!(kind(470), Kind::Unknown);
+        assert_eq!(kind(400), Kind::Unknown);
+    }
+
+    #[test]
+    fn numbers_match_libc() {
+        for (n, want) in [
+            (libc::SYS_openat, "openat"),
+            (libc::SYS_close_range, "close_range"),
+            (libc::SYS_pidfd_getfd, "pidfd_getfd"),
+            (libc::SYS_clone3, "clone3"),
+            (libc::SYS_io_uring_setup, "io_uring_setup"),
+            (libc::SYS_fchmodat2, "fchmodat2"),
+            (libc::SYS_mseal, "mseal"),
+            (libc::SYS_recvmmsg, "recvmmsg"),
+            (libc::SYS_epoll_pwait2, "epoll_pwait2"),
+        ] {
+            assert_eq!(name(n as u64), Some(want));
+        }
+    }
+
+    #[test]
+    fn whatever_the_replay_knows_as_a_descriptor_call_is_traced() {
+        use fdtable_replay::syscalls as replay;
+        for &(nr, name) in NAMES {
+            let k = kind(nr as u64);
+            if replay::may_touch_table(name) || replay::fd_positions(name).is_some() {
+                assert_ne!(
+                    k,
+                    Kind::Allow,
+                    "{name} changes a table or takes descriptors"
+                );
+            }
+            if k == Kind::Allow && !is_obsolete(name) {
+                // What we let run untraced, the replay knows as a call with no table effect
+                // (uprobe, 6.18, is newer than its lists).
+                assert!(replay::is_known_plain(name) || name == "uprobe", "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn descriptor_arguments_match_the_replays_positions() {
+        use fdtable_replay::syscalls as replay;
+        for &(nr, name) in NAMES {
+            let (Some(theirs), Kind::Plain(ours)) = (replay::fd_positions(name), kind(nr as u64))
+            else {
+                continue;
+            };
+            for &p in theirs {
+                // 100 + i: a directory descriptor at i.
+                let (i, want) = if p >= 100 {
+                    (p - 100, Arg::DirFd)
+                } else {
+                    (p, Arg::Fd)
+                };
+                assert!(
+                    ours.contains(&(i as u8, want)),
+                    "{name}: argument {i} should be {want:?} ({ours:?})"
+                );
+            }
+        }
+    }
+}
