@@ -122,6 +122,18 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
     let (soft, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
         .unwrap_or((1024, 4096));
     let nofile = args.nofile.map_or((soft, hard), |n| (n, n));
+    // A control buffer the kernel accepts must fit what the supervisor translates.
+    let optmem: usize = std::fs::read_to_string("/proc/sys/net/core/optmem_max")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(0);
+    if optmem > crate::handlers::MAX_CONTROL {
+        say(format!(
+            "net.core.optmem_max ({optmem}) is above the {} bytes of control messages the supervisor translates",
+            crate::handlers::MAX_CONTROL
+        ));
+        return fail(125);
+    }
     let nr_open: u64 = std::fs::read_to_string("/proc/sys/fs/nr_open")
         .ok()
         .and_then(|s| s.trim().parse().ok())

@@ -193,6 +193,10 @@ struct PathArg {
 
 const X86_MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 
+/// The largest control buffer whose descriptors are translated; `fdtable run` refuses to
+/// start if `net.core.optmem_max` (the kernel's own bound) is larger.
+pub const MAX_CONTROL: usize = 512 << 10;
+
 fn edits_of(list: &[(usize, u64)]) -> [Option<u64>; 6] {
     let mut e = [None; 6];
     for &(i, v) in list {
@@ -1280,7 +1284,9 @@ impl Supervisor {
     fn tr_msghdr(&self, tid: i32, hdr: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
         let ctl_ptr = mem::get_u64(hdr, msghdr::CONTROL);
         let ctl_len = mem::get_u64(hdr, msghdr::CONTROLLEN) as usize;
-        if ctl_ptr == 0 || !(mem::CMSG_HDR..=1 << 16).contains(&ctl_len) {
+        // Past MAX_CONTROL the kernel refuses the buffer (ENOBUFS: it is above
+        // net.core.optmem_max, checked at startup) before it reads a descriptor from it.
+        if ctl_ptr == 0 || !(mem::CMSG_HDR..=MAX_CONTROL).contains(&ctl_len) {
             return None;
         }
         let mut ctl = mem::read(Self::pid(tid), ctl_ptr, ctl_len)?;
