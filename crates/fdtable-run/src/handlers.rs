@@ -1011,7 +1011,10 @@ impl Supervisor {
         if let Err(e) = r {
             return Decision::Return(neg(e));
         }
-        let real_o = real_o.expect("the library found it installed") as u64;
+        let Some(real_o) = real_o.map(|r| r as u64) else {
+            // Not reachable: the library found `o` installed, and it was not pending.
+            return Decision::Return(-(libc::EBADF as i64));
+        };
         let name = if three { "dup3" } else { "dup2" };
         let call = self.origin(|| format!("{name}({}, {})", o as i32, n as i32));
         match real_n {

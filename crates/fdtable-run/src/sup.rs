@@ -267,19 +267,26 @@ impl Supervisor {
             pid: 0,
             from: None,
         });
+        let mut dropped = Vec::new();
         for &(v, real) in initial {
-            let fd = files
-                .alloc_fd(v, v as u64 + 1, 0)
-                .expect("a fresh table has every number free");
-            files
-                .fd_install(fd, FileRef::new(Desc::new(DescKind::Plain)))
-                .expect("just reserved");
+            // A number the library cannot hold (beyond its nr_open) is left out, and said so.
+            let Ok(fd) = files.alloc_fd(v, v as u64 + 1, 0) else {
+                dropped.push(v);
+                continue;
+            };
+            let _ = files.fd_install(fd, FileRef::new(Desc::new(DescKind::Plain)));
             map.set(
                 v,
                 Slot::Real {
                     real,
                     origin: origin.clone(),
                 },
+            );
+        }
+        if !dropped.is_empty() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "fdtable run: inherited descriptors {dropped:?} are beyond the library's nr_open; the program does not get them"
             );
         }
         let proc_ = Rc::new(RefCell::new(Proc {
