@@ -163,3 +163,33 @@ fn node() {
     });
     assert!(r.stdout.contains("net xxxxx"), "{}", r.stdout);
 }
+
+#[test]
+fn java() {
+    if !have("java") {
+        return;
+    }
+    // ~20 JVM threads sharing one table.
+    let r = same("java", &["java", "-version"], &[], |_| {});
+    assert!(r.stderr.contains("version"), "{}", r.stderr);
+}
+
+#[test]
+fn rust_std_threads_and_processes() {
+    if !have("rustc") {
+        return;
+    }
+    // The corpus's Rust program: threads opening files, Command with pipes (posix_spawn), a
+    // failing spawn, UnixStream::pair, a loopback TcpListener, try_clone.
+    let build = support::build_dir();
+    let exe = build.join("rust_threads");
+    let st = std::process::Command::new("rustc")
+        .args(["-O", "-o"])
+        .arg(&exe)
+        .arg(programs().join("rust_threads.rs"))
+        .status()
+        .expect("rustc");
+    assert!(st.success(), "rustc failed");
+    let r = same("rust", &[exe.to_str().unwrap()], &[], |_| {});
+    assert!(r.stdout.contains("piped"), "{}", r.stdout);
+}

@@ -18,3 +18,7 @@ dd if=big.txt of=copy.txt bs=4k 2>/dev/null && cmp big.txt copy.txt && echo dd o
 ls -l /proc/self/fd/ | awk 'NR > 1 {print $9}' | sort -n
 stat -c '%F' /dev/fd/0 /dev/stdin
 readlink /proc/self/fd/0
+mkdir -p src && cp big.txt src/a && cp a.txt src/b
+tar czf a.tgz src && mkdir x && tar xzf a.tgz -C x && tar tzf a.tgz | sort
+find /usr/include/linux -name '*.h' | sort | head -300 | xargs -n 50 -P 2 grep -l 'struct' | sort | md5sum
+if command -v ssh-keygen > /dev/null; then ssh-keygen -q -t ed25519 -N '' -f key && ssh-keygen -l -f key.pub | wc -w; fi
