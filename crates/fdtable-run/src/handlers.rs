@@ -1095,11 +1095,13 @@ impl Supervisor {
                     None => Ok(Decision::Return(0)),
                 }
             }
-            // F_DUPFD_QUERY
+            // F_DUPFD_QUERY: whether both refer to the same open file (EBADF if either is
+            // not installed), from the library's references.
             1027 => Ok(Decision::Return(
-                t.files
-                    .dupfd_query(v, args[2] as u32)
-                    .map_or_else(neg, |same| same as i64),
+                match (t.files.fget(v), t.files.fget(args[2] as u32)) {
+                    (Some(a), Some(b)) => FileRef::ptr_eq(&a, &b) as i64,
+                    _ => -(libc::EBADF as i64),
+                },
             )),
             _ => self.plain(tid, args, &[(0, Arg::Fd)], scr),
         }
