@@ -1,4 +1,4 @@
-//! The `fdtable` command: `bench`, `replay`, `record`.
+//! The `fdtable` command: `bench`, `replay`, `record`, `run`.
 
 #![forbid(unsafe_code)]
 
@@ -20,6 +20,8 @@ enum Command {
     Replay(fdtable_replay::cli::ReplayArgs),
     /// Run a command under strace from a clean descriptor set, then replay the log.
     Record(fdtable_replay::cli::RecordArgs),
+    /// Run a command with fdtable as the descriptor table of every process it starts.
+    Run(fdtable_run::cli::RunArgs),
 }
 
 fn main() {
@@ -28,6 +30,7 @@ fn main() {
         Command::Bench(a) => fdtable_bench::cli::bench(a),
         Command::Replay(a) => fdtable_replay::cli::replay(a),
         Command::Record(a) => fdtable_replay::cli::record(a),
+        Command::Run(a) => fdtable_run::cli::run(a),
     };
     std::process::exit(code);
 }

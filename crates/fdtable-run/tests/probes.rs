@@ -1,0 +1,291 @@
+//! C probes built by the test, run natively and under `fdtable run`: the table errnos at
+//! RLIMIT_NOFILE 8, tables following fork/vfork/clone/clone3/threads/unshare/exec, garbage
+//! arguments, the private range, the corpus's probes; and what a native run cannot show:
+//! refusals, signals, `--track-fds`, host descriptors.
+
+mod support;
+
+use std::path::Path;
+use support::{build_dir, cc, have, native, programs, same, scratch, stats_json, under};
+
+fn probe(name: &str) -> Option<String> {
+    cc(&format!("{name}.c"), &build_dir()).map(|p| p.to_str().unwrap().to_string())
+}
+
+#[test]
+fn nofile_8_gives_the_errnos_of_a_native_run_under_rlimit_8() {
+    let Some(p) = probe("probe_nofile") else {
+        return;
+    };
+    let dir = scratch("nofile");
+    // Natively: RLIMIT_NOFILE 8 (soft and hard), as `ulimit -n 8` sets it.
+    let n = native(&["sh", "-c", "ulimit -n 8 && exec \"$0\"", &p], &dir, &[]);
+    let r = under(&["--nofile", "8", "--check-tables"], &[&p], &dir, &[]);
+    assert_eq!(n.code, Some(0), "{n:#?}");
+    assert_eq!(n.stdout, r.stdout, "{}", r.stderr);
+    assert_eq!(r.code, Some(0));
+    assert!(r.stderr.is_empty(), "{}", r.stderr);
+    // The probe reached every case.
+    for line in [
+        "fill end = -1 EMFILE",
+        "open(\"/nonexistent\", O_RDONLY) = -1 EMFILE",
+        "socket(12345, SOCK_STREAM, 0) = -1 EAFNOSUPPORT",
+        "dup2(0, 8) = -1 EBADF",
+        "fcntl(0, F_DUPFD, 8) = -1 EINVAL",
+        "poll(pf, 9, 0) = -1 EINVAL",
+        "ctrunc 1",
+        "accept(ls, NULL, NULL) = -1 EMFILE",
+        "bad children 0",
+    ] {
+        assert!(r.stdout.contains(line), "missing {line:?}:\n{}", r.stdout);
+    }
+}
+
+#[test]
+fn tables_follow_fork_clone_threads_unshare_and_exec() {
+    let Some(p) = probe("probe_tables") else {
+        return;
+    };
+    let r = same("tables", &[&p], &[], |_| {});
+    assert!(r.stdout.contains("100 forks, bad 0"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains("clone3 pidfd 5, child opened 5"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn garbage_arguments_get_the_kernels_errnos() {
+    let Some(p) = probe("probe_garbage") else {
+        return;
+    };
+    let r = same("garbage", &[&p], &[], |_| {});
+    assert!(r.stdout.contains("close(5) = 0"), "{}", r.stdout);
+}
+
+#[test]
+fn a_guest_cannot_see_reach_or_close_the_private_range() {
+    let Some(p) = probe("probe_private") else {
+        return;
+    };
+    // The probe counts descriptors among the first 70000 numbers (the private range starts
+    // at the virtual limit, here 20000), closes everything with close_range(0, ~0U), and
+    // goes on opening, piping, forking and executing.
+    let r = same(
+        "private",
+        &["sh", "-c", "ulimit -n 20000 && exec \"$0\"", &p],
+        &[],
+        |_| {},
+    );
+    assert_eq!(r.stdout, "open below 70000: 3\n");
+    assert_eq!(r.code, Some(0));
+}
+
+#[test]
+fn corpus_probes() {
+    // The strace corpus's probes (shared/traces/probes, copied here): every fd-creating
+    // call, processes and clones, eight threads churning one table.
+    for name in ["probe_fdcalls", "probe_process", "probe_thread_churn"] {
+        let Some(p) = probe(name) else {
+            return;
+        };
+        let r = same(name, &[&p], &[], |_| {});
+        if name == "probe_fdcalls" {
+            // io_uring and fanotify cannot be virtualised: refused with ENOSYS and a note.
+            let notes = r.notes().join("\n");
+            assert!(notes.contains("refused io_uring_setup"), "{notes}");
+            assert!(notes.contains("refused fanotify_init"), "{notes}");
+        } else {
+            assert!(r.notes().is_empty(), "{name}: {:?}", r.notes());
+        }
+    }
+}
+
+#[test]
+fn io_uring_is_refused_and_node_falls_back() {
+    if !have("node") {
+        return;
+    }
+    let dir = scratch("uring");
+    std::fs::write(
+        dir.join("u.js"),
+        "require('fs').readFile('/etc/hostname', (e, d) => console.log(e ? e.code : 'read ok'));\n",
+    )
+    .unwrap();
+    let env = [("UV_USE_IO_URING", "1")];
+    let n = native(&["node", "u.js"], &dir, &env);
+    let r = under(&[], &["node", "u.js"], &dir, &env);
+    assert_eq!((n.code, &n.stdout), (r.code, &r.stdout));
+    assert_eq!(r.notes().len(), 1, "{}", r.stderr);
+    assert!(
+        r.notes()[0].contains("refused io_uring_setup"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.notes()[0].contains("(ENOSYS)"), "{}", r.stderr);
+}
+
+#[test]
+fn unknown_system_calls_are_refused_by_name() {
+    if !have("python3") {
+        return;
+    }
+    let dir = scratch("unknown");
+    let script = "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nprint(libc.syscall(500, 3, 4, 5), os.strerror(ctypes.get_errno()))\n";
+    let n = native(&["python3", "-c", script], &dir, &[]);
+    let r = under(&[], &["python3", "-c", script], &dir, &[]);
+    assert_eq!(n.stdout, r.stdout);
+    assert_eq!(r.stdout, "-1 Function not implemented\n");
+    assert!(
+        r.notes().iter().any(|l| l.contains("refused syscall 500")),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn signals_are_reported_as_a_native_run_reports_them() {
+    let dir = scratch("signals");
+    for cmd in [
+        "kill -SEGV $$",
+        "kill -KILL $$",
+        "kill -TERM $$",
+        "kill -ABRT $$",
+        "kill -USR1 $$",
+        "exit 42",
+        "yes | head -1",
+        "sh -c 'kill -INT $$'; echo child died $?",
+    ] {
+        let n = native(&["sh", "-c", cmd], &dir, &[]);
+        let r = under(&[], &["sh", "-c", cmd], &dir, &[]);
+        assert_eq!(n, r, "{cmd}");
+    }
+}
+
+#[test]
+fn signals_sent_to_the_supervisor_reach_the_program() {
+    let dir = scratch("forward");
+    let mut c = std::process::Command::new(support::bin())
+        .args([
+            "sh",
+            "-c",
+            "trap 'echo got USR1; exit 7' USR1; echo ready; while :; do sleep 0.05; done",
+        ])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = c.stdout.take().unwrap();
+    let mut buf = [0u8; 6];
+    std::io::Read::read_exact(&mut out, &mut buf).unwrap();
+    assert_eq!(&buf, b"ready\n");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(c.id() as i32),
+        nix::sys::signal::Signal::SIGUSR1,
+    )
+    .unwrap();
+    let st = c.wait().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).unwrap();
+    assert_eq!(rest, "got USR1\n");
+    assert_eq!(st.code(), Some(7));
+}
+
+#[test]
+fn track_fds_lists_what_each_process_still_holds() {
+    let dir = scratch("track");
+    std::fs::write(dir.join("data"), "x").unwrap();
+    let r = under(
+        &["--track-fds"],
+        &[
+            "sh",
+            "-c",
+            "exec 3<data; exec 4>&3; exec 7>out; sh -c 'exec 5<data'; true",
+        ],
+        &dir,
+        &[],
+    );
+    assert_eq!(r.code, Some(0), "{r:#?}");
+    let e = &r.stderr;
+    assert!(
+        e.contains("FILE DESCRIPTORS: 6 open (3 std) at exit."),
+        "{e}"
+    );
+    assert!(
+        e.contains("Open file descriptor 3: ") && e.contains("/run-track/data"),
+        "{e}"
+    );
+    assert!(
+        e.contains("created by openat(AT_FDCWD, \"data\", O_RDONLY)"),
+        "{e}"
+    );
+    assert!(e.contains("created by dup2(3, 4)"), "{e}");
+    // dash opens `out` at 5, then moves it to 7.
+    assert!(e.contains("created by dup2(5, 7)"), "{e}");
+    assert!(
+        e.contains("duplicating a descriptor created by openat(AT_FDCWD, \"out\", O_WRONLY|O_CREAT|O_TRUNC)"),
+        "{e}"
+    );
+    // The inner shell held 5 (and inherited 3, 4, 7).
+    assert!(e.contains("Open file descriptor 5: "), "{e}");
+    assert!(e.matches("FILE DESCRIPTORS:").count() >= 2, "{e}");
+}
+
+#[test]
+fn inherited_descriptors_and_stdin_pass_through() {
+    if !have("bash") {
+        return;
+    }
+    let dir = scratch("inherit");
+    std::fs::write(dir.join("in"), "from stdin\n").unwrap();
+    // bash hands fd 7 and a process substitution (/dev/fd/63) to the supervisor.
+    let cmd = format!(
+        "exec 7<in; {} cat /dev/fd/7 <(echo procsub) - < in; echo rc=$?",
+        support::bin().display()
+    );
+    let r = native(&["bash", "-c", &cmd], &dir, &[]);
+    // The supervisor saw only the descriptors bash gave it (0-2, 7, 63).
+    assert_eq!(
+        r.stdout, "from stdin\nprocsub\nfrom stdin\nrc=0\n",
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn a_missing_or_unexecutable_program_is_reported_as_a_shell_does() {
+    let dir = scratch("missing");
+    let r = under(&[], &["/nonexistent/program"], &dir, &[]);
+    assert_eq!(r.code, Some(127));
+    assert!(
+        r.stderr.contains("No such file or directory"),
+        "{}",
+        r.stderr
+    );
+    let r = under(&[], &["no-such-command-anywhere"], &dir, &[]);
+    assert_eq!(r.code, Some(127));
+    std::fs::write(dir.join("noexec"), "#!/bin/sh\n").unwrap();
+    let r = under(&[], &[dir.join("noexec").to_str().unwrap()], &dir, &[]);
+    assert_eq!(r.code, Some(126), "{}", r.stderr);
+}
+
+#[test]
+fn no_host_descriptor_leaks() {
+    let dir = scratch("hostfds");
+    let stats = dir.join("stats.json");
+    let r = under(
+        &["--stats", stats.to_str().unwrap()],
+        &[
+            "sh",
+            "-c",
+            "for i in 1 2 3; do (cat /etc/hostname | wc -c) > /dev/null; done",
+        ],
+        &dir,
+        &[],
+    );
+    assert_eq!(r.code, Some(0));
+    let s = stats_json(&stats);
+    assert_eq!(s["host_fds_start"], s["host_fds_end"], "{s}");
+    assert!(s["host_fds_start"].as_u64().unwrap() >= 3, "{s}");
+    let _ = Path::new(&programs());
+}
