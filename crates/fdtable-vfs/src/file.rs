@@ -9,7 +9,14 @@ use crate::uapi::{
 };
 use fdtable::{Errno, FileLike};
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
+
+/// `f_pos_lock`: held only around one read or write of a regular file or directory, so the
+/// table's spinlock ([`fdtable::RawSpinLock`]: one locked instruction to take, a plain store to
+/// release; waiters spin briefly, then yield) rather than a sleeping mutex (two locked
+/// instructions).
+type PosLock = lock_api::Mutex<fdtable::RawSpinLock, ()>;
+type PosLockGuard<'a> = lock_api::MutexGuard<'a, fdtable::RawSpinLock, ()>;
 
 /// An open file description: what `open`, `pipe`, `socket`... create and what fds refer to.
 /// `dup` and `fork` share one `File` (and so its position and status flags) between fds and
@@ -31,7 +38,7 @@ pub struct File {
     /// `FIONBIO` and `FIOASYNC`.
     f_flags: AtomicU32,
     f_pos: AtomicI64,
-    f_pos_lock: Mutex<()>,
+    f_pos_lock: PosLock,
     f_op: Arc<dyn FileOperations>,
 }
 
@@ -65,7 +72,7 @@ impl File {
             f_type,
             f_flags: AtomicU32::new(flags & !(O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC)),
             f_pos: AtomicI64::new(0),
-            f_pos_lock: Mutex::new(()),
+            f_pos_lock: PosLock::new(()),
             f_op: ops,
         }
     }
@@ -167,11 +174,8 @@ impl File {
     }
 
     #[cold]
-    fn pos_lock_slow(&self) -> MutexGuard<'_, ()> {
-        // A panic while holding the lock leaves only an integer behind; keep going.
-        self.f_pos_lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn pos_lock_slow(&self) -> PosLockGuard<'_> {
+        self.f_pos_lock.lock()
     }
 }
 
@@ -179,7 +183,7 @@ impl File {
 /// shared (see [`File::pos_lock`]), free otherwise. Dropping it unlocks (`fdput_pos`).
 pub struct PosGuard<'a> {
     file: &'a File,
-    _lock: Option<MutexGuard<'a, ()>>,
+    _lock: Option<PosLockGuard<'a>>,
 }
 
 impl PosGuard<'_> {
