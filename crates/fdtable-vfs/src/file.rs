@@ -8,8 +8,8 @@ use crate::uapi::{
     O_NOCTTY, O_PATH, O_TRUNC, S_IFMT,
 };
 use fdtable::{Errno, FileLike};
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 
 /// `f_pos_lock`: held only around one read or write of a regular file or directory, so the
 /// table's spinlock ([`fdtable::RawSpinLock`]: one locked instruction to take, a plain store to

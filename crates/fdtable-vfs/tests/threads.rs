@@ -144,7 +144,11 @@ fn the_last_writers_close_gives_eof_at_once() {
             t.close(w).unwrap();
         }
         // No other reference: the close was the last put, the release ran in it.
-        assert_eq!(t.read(r, &mut buf), Ok(0), "round {round}: EOF right after close");
+        assert_eq!(
+            t.read(r, &mut buf),
+            Ok(0),
+            "round {round}: EOF right after close"
+        );
         drop(sib);
     }
     // A reader blocked on another thread sees EOF when the last writer closes.
