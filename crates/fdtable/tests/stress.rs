@@ -380,10 +380,10 @@ fn threads_come_and_go() {
                         }
                     }
                 }
-                if let Some(r) = r {
-                    if rng.below(2) == 0 {
-                        r.install(file(&s, 0));
-                    }
+                if let Some(r) = r
+                    && rng.below(2) == 0
+                {
+                    r.install(file(&s, 0));
                 }
                 keep.truncate(8);
                 keep
