@@ -184,7 +184,7 @@ pub(crate) mod kind {
 /// length of a `Fork`/`Share`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Rec {
-    /// One of [`kind`].
+    /// One of the record kinds (`kind::*`).
     pub kind: u64,
     /// First argument.
     pub a: u64,

@@ -1,5 +1,5 @@
 //! Character devices (drivers/char/mem.c): [`DevNull`], [`DevZero`], and [`TestDevice`], a
-//! driver with its own ioctls for the ioctl benchmark (seed 5).
+//! driver with its own ioctls for the ioctl benchmark (`unlocked_ioctl`).
 
 use crate::file::File;
 use crate::ops::{FileOperations, Kstat};
@@ -120,7 +120,7 @@ pub const TESTDEV_IOC_SET: u32 = iow(TESTDEV_IOC_MAGIC, 2, 8);
 /// 32-bit argument back raw).
 pub const TESTDEV_IOC_ECHO: u32 = io(TESTDEV_IOC_MAGIC, 3);
 
-/// A driver with its own ioctls and no global lock (seed 5's `->unlocked_ioctl`): each open
+/// A driver with its own ioctls and no global lock (`->unlocked_ioctl`): each open
 /// file has its own value, so threads that each open the device never share a cache line.
 /// Commands: [`TESTDEV_IOC_NOP`], [`TESTDEV_IOC_GET`], [`TESTDEV_IOC_SET`],
 /// [`TESTDEV_IOC_ECHO`]; anything else is "not mine" (`ENOTTY` to the caller).

@@ -49,13 +49,13 @@
 //!
 //! ## The seeds' fast paths
 //!
-//! - **Failed open (seed 2)**: `openat` reserves the fd first, asks the namespace, and installs
+//! - **Failed open (`fput_badopen`)**: `openat` reserves the fd first, asks the namespace, and installs
 //!   last; a failure drops the reservation and returns — no file object was built, nothing is
 //!   deferred ([`open`]). `EMFILE` comes before the namespace is asked.
-//! - **ioctl without a global lock (seed 5)**: [`Task::ioctl`] looks the fd up lock-free (and
+//! - **ioctl without a global lock (`unlocked_ioctl`)**: [`Task::ioctl`] looks the fd up lock-free (and
 //!   reference-free while the table is unshared), answers the generic commands, and calls the
 //!   file's `unlocked_ioctl` with no lock held ([`ioctl`]).
-//! - **Light lookups (seed 1)**: every syscall uses the core's `fdget`; with an unshared table
+//! - **Light lookups (`fget_light`)**: every syscall uses the core's `fdget`; with an unshared table
 //!   a `read` or `write` takes no lock and no reference, and its position needs no lock either.
 //!
 //! ## Benchmark entry points
@@ -105,6 +105,7 @@ pub mod docs;
 pub mod eventfd;
 pub mod fcntl;
 mod file;
+#[cfg(all(feature = "host", target_os = "linux"))]
 mod host;
 pub mod ioctl;
 pub mod iov;
@@ -123,6 +124,7 @@ pub mod workloads;
 
 pub use devices::{CharDevice, DevNull, DevZero, TestDevice};
 pub use file::{File, PosGuard};
+#[cfg(all(feature = "host", target_os = "linux"))]
 pub use host::{HostFile, HostMemory};
 pub use memfs::MemFs;
 pub use namespace::{MAY_APPEND, MAY_READ, MAY_WRITE, Namespace, OpenHow, Opened};

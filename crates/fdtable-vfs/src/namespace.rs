@@ -53,7 +53,7 @@ impl std::fmt::Debug for Opened {
 ///
 /// Errors are the kernel's: `ENOENT`, `ENOTDIR`, `EISDIR`, `EEXIST`, `ENAMETOOLONG`, ...
 /// A failed open must not have made anything that needs releasing later: return the error
-/// before building the file's state, or drop what was built (seed 2).
+/// before building the file's state, or drop what was built (`fput_badopen`).
 pub trait Namespace: Send + Sync {
     /// Resolves `path` and opens it as `how` says (`do_filp_open`).
     fn open(&self, at: Option<&File>, path: &[u8], how: &OpenHow) -> Result<Opened, Errno>;

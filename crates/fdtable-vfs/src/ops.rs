@@ -60,7 +60,7 @@ impl Kstat {
 ///
 /// # Locking
 ///
-/// The layer calls these without any lock of its own (no global lock, seed 5): an
+/// The layer calls these without any lock of its own (no global lock, as `unlocked_ioctl`): an
 /// implementation protects its own state, per object.
 pub trait FileOperations: Any + Send + Sync {
     /// The capability bits ([`FMODE_CAPS`](crate::uapi::FMODE_CAPS)) this file has:

@@ -1,41 +1,41 @@
 //! The kernel's ABI numbers this layer speaks: open flags, `f_mode` bits, file types, ioctl and
 //! fcntl commands, poll bits (include/uapi/linux/*.h, include/linux/fs.h).
 //!
-//! Open flags and file types come from `libc`, so they follow the host architecture, as a
-//! same-architecture guest expects. ioctl numbers are the asm-generic ones (x86, arm64, riscv).
+//! Every number is Linux's (the x86-64 / asm-generic ABI: x86, arm64, riscv), whatever the host
+//! the layer runs on; on a Linux host a test checks them against the C library's.
 
 use fdtable::Errno;
 
 // === open(2) flags (include/uapi/asm-generic/fcntl.h) ===
 
 /// `O_ACCMODE`: the access-mode bits.
-pub const O_ACCMODE: u32 = libc::O_ACCMODE as u32;
+pub const O_ACCMODE: u32 = 3;
 /// `O_RDONLY`.
-pub const O_RDONLY: u32 = libc::O_RDONLY as u32;
+pub const O_RDONLY: u32 = 0;
 /// `O_WRONLY`.
-pub const O_WRONLY: u32 = libc::O_WRONLY as u32;
+pub const O_WRONLY: u32 = 1;
 /// `O_RDWR`.
-pub const O_RDWR: u32 = libc::O_RDWR as u32;
+pub const O_RDWR: u32 = 2;
 /// `O_CREAT`.
-pub const O_CREAT: u32 = libc::O_CREAT as u32;
+pub const O_CREAT: u32 = 0o100;
 /// `O_EXCL`.
-pub const O_EXCL: u32 = libc::O_EXCL as u32;
+pub const O_EXCL: u32 = 0o200;
 /// `O_NOCTTY`.
-pub const O_NOCTTY: u32 = libc::O_NOCTTY as u32;
+pub const O_NOCTTY: u32 = 0o400;
 /// `O_TRUNC`.
-pub const O_TRUNC: u32 = libc::O_TRUNC as u32;
+pub const O_TRUNC: u32 = 0o1000;
 /// `O_APPEND`.
-pub const O_APPEND: u32 = libc::O_APPEND as u32;
+pub const O_APPEND: u32 = 0o2000;
 /// `O_NONBLOCK` (`O_NDELAY` is the same bit on every architecture this builds for).
-pub const O_NONBLOCK: u32 = libc::O_NONBLOCK as u32;
+pub const O_NONBLOCK: u32 = 0o4000;
 /// `O_DSYNC`.
-pub const O_DSYNC: u32 = libc::O_DSYNC as u32;
+pub const O_DSYNC: u32 = 0o10000;
 /// `O_SYNC` (`__O_SYNC | O_DSYNC`).
-pub const O_SYNC: u32 = libc::O_SYNC as u32;
+pub const O_SYNC: u32 = 0o4010000;
 /// `FASYNC` / `O_ASYNC`.
-pub const O_ASYNC: u32 = libc::O_ASYNC as u32;
+pub const O_ASYNC: u32 = 0o20000;
 /// `O_DIRECT`.
-pub const O_DIRECT: u32 = libc::O_DIRECT as u32;
+pub const O_DIRECT: u32 = 0o40000;
 /// `O_LARGEFILE` as the kernel stores it in `f_flags` (a 64-bit kernel forces it on every
 /// `open`, and `F_GETFL` shows it; glibc defines it as 0 for 64-bit programs).
 #[cfg(any(target_arch = "aarch64", target_arch = "arm"))]
@@ -45,17 +45,17 @@ pub const O_LARGEFILE: u32 = 0o400000;
 #[cfg(not(any(target_arch = "aarch64", target_arch = "arm")))]
 pub const O_LARGEFILE: u32 = 0o100000;
 /// `O_DIRECTORY`.
-pub const O_DIRECTORY: u32 = libc::O_DIRECTORY as u32;
+pub const O_DIRECTORY: u32 = 0o200000;
 /// `O_NOFOLLOW`.
-pub const O_NOFOLLOW: u32 = libc::O_NOFOLLOW as u32;
+pub const O_NOFOLLOW: u32 = 0o400000;
 /// `O_NOATIME`.
-pub const O_NOATIME: u32 = libc::O_NOATIME as u32;
+pub const O_NOATIME: u32 = 0o1000000;
 /// `O_CLOEXEC`.
-pub const O_CLOEXEC: u32 = libc::O_CLOEXEC as u32;
+pub const O_CLOEXEC: u32 = 0o2000000;
 /// `O_PATH`.
-pub const O_PATH: u32 = libc::O_PATH as u32;
+pub const O_PATH: u32 = 0o10000000;
 /// `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`).
-pub const O_TMPFILE: u32 = libc::O_TMPFILE as u32;
+pub const O_TMPFILE: u32 = 0o20200000;
 /// `__O_TMPFILE`, the bit that is not `O_DIRECTORY`.
 pub const __O_TMPFILE: u32 = O_TMPFILE & !O_DIRECTORY;
 /// `__O_SYNC`.
@@ -89,9 +89,9 @@ pub const O_PATH_FLAGS: u32 = O_DIRECTORY | O_NOFOLLOW | O_PATH | O_CLOEXEC;
 pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME;
 
 /// `AT_FDCWD`: "relative to the current directory" for the `*at` calls.
-pub const AT_FDCWD: i32 = libc::AT_FDCWD;
+pub const AT_FDCWD: i32 = -100;
 /// `AT_REMOVEDIR`: `unlinkat` removes a directory.
-pub const AT_REMOVEDIR: u32 = libc::AT_REMOVEDIR as u32;
+pub const AT_REMOVEDIR: u32 = 512;
 
 /// `PATH_MAX`, counting the terminating NUL.
 pub const PATH_MAX: usize = 4096;
@@ -146,21 +146,21 @@ pub const FMODE_CAPS: u32 = FMODE_LSEEK
 // === file types (include/uapi/linux/stat.h) ===
 
 /// `S_IFMT`: the file-type bits of a mode.
-pub const S_IFMT: u32 = libc::S_IFMT;
+pub const S_IFMT: u32 = 61440;
 /// `S_IFREG`: regular file.
-pub const S_IFREG: u32 = libc::S_IFREG;
+pub const S_IFREG: u32 = 32768;
 /// `S_IFDIR`: directory.
-pub const S_IFDIR: u32 = libc::S_IFDIR;
+pub const S_IFDIR: u32 = 16384;
 /// `S_IFCHR`: character device.
-pub const S_IFCHR: u32 = libc::S_IFCHR;
+pub const S_IFCHR: u32 = 8192;
 /// `S_IFBLK`: block device.
-pub const S_IFBLK: u32 = libc::S_IFBLK;
+pub const S_IFBLK: u32 = 24576;
 /// `S_IFIFO`: pipe.
-pub const S_IFIFO: u32 = libc::S_IFIFO;
+pub const S_IFIFO: u32 = 4096;
 /// `S_IFSOCK`: socket.
-pub const S_IFSOCK: u32 = libc::S_IFSOCK;
+pub const S_IFSOCK: u32 = 49152;
 /// `S_IFLNK`: symbolic link.
-pub const S_IFLNK: u32 = libc::S_IFLNK;
+pub const S_IFLNK: u32 = 40960;
 /// `S_IALLUGO`: every permission bit, setuid/setgid/sticky included.
 pub const S_IALLUGO: u32 = 0o7777;
 
@@ -295,15 +295,15 @@ pub const MAX_LFS_FILESIZE: i64 = i64::MAX;
 // === clone / unshare ===
 
 /// `CLONE_FS`: share the current directory and umask.
-pub const CLONE_FS: u64 = libc::CLONE_FS as u64;
+pub const CLONE_FS: u64 = 512;
 /// `CLONE_FILES`: share the descriptor table.
-pub const CLONE_FILES: u64 = libc::CLONE_FILES as u64;
+pub const CLONE_FILES: u64 = 1024;
 /// `CLONE_THREAD`: same thread group (so the same rlimits).
-pub const CLONE_THREAD: u64 = libc::CLONE_THREAD as u64;
+pub const CLONE_THREAD: u64 = 65536;
 /// `CLONE_SIGHAND`: required by `CLONE_THREAD`.
-pub const CLONE_SIGHAND: u64 = libc::CLONE_SIGHAND as u64;
+pub const CLONE_SIGHAND: u64 = 2048;
 /// `CLONE_VM`: required by `CLONE_SIGHAND`.
-pub const CLONE_VM: u64 = libc::CLONE_VM as u64;
+pub const CLONE_VM: u64 = 256;
 
 // === pipes, sockets, eventfd ===
 
@@ -317,37 +317,123 @@ pub const PIPE_MAX_SIZE: usize = 1024 * 1024;
 pub const O_NOTIFICATION_PIPE: u32 = O_EXCL;
 
 /// `AF_UNIX`.
-pub const AF_UNIX: i32 = libc::AF_UNIX;
+pub const AF_UNIX: i32 = 1;
+/// `AF_INET`.
+pub const AF_INET: i32 = 2;
+/// `AF_INET6`.
+pub const AF_INET6: i32 = 10;
 /// `AF_MAX` on 6.x kernels.
 pub const AF_MAX: i32 = 46;
 /// `SOCK_STREAM`.
-pub const SOCK_STREAM: i32 = libc::SOCK_STREAM;
+pub const SOCK_STREAM: i32 = 1;
 /// `SOCK_DGRAM`.
-pub const SOCK_DGRAM: i32 = libc::SOCK_DGRAM;
+pub const SOCK_DGRAM: i32 = 2;
 /// `SOCK_SEQPACKET`.
-pub const SOCK_SEQPACKET: i32 = libc::SOCK_SEQPACKET;
+pub const SOCK_SEQPACKET: i32 = 5;
+/// `SOCK_RAW`.
+pub const SOCK_RAW: i32 = 3;
 /// `SOCK_MAX`: types at or above are `EINVAL`.
 pub const SOCK_MAX: i32 = 11;
 /// `SOCK_TYPE_MASK`.
 pub const SOCK_TYPE_MASK: i32 = 0xf;
 /// `SOCK_NONBLOCK`.
-pub const SOCK_NONBLOCK: i32 = libc::SOCK_NONBLOCK;
+pub const SOCK_NONBLOCK: i32 = 2048;
 /// `SOCK_CLOEXEC`.
-pub const SOCK_CLOEXEC: i32 = libc::SOCK_CLOEXEC;
+pub const SOCK_CLOEXEC: i32 = 524288;
 
 /// `EFD_SEMAPHORE`.
-pub const EFD_SEMAPHORE: u32 = libc::EFD_SEMAPHORE as u32;
+pub const EFD_SEMAPHORE: u32 = 1;
 /// `EFD_NONBLOCK`.
-pub const EFD_NONBLOCK: u32 = libc::EFD_NONBLOCK as u32;
+pub const EFD_NONBLOCK: u32 = 2048;
 /// `EFD_CLOEXEC`.
-pub const EFD_CLOEXEC: u32 = libc::EFD_CLOEXEC as u32;
+pub const EFD_CLOEXEC: u32 = 524288;
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux", target_arch = "x86_64"))]
 mod tests {
     use super::*;
 
     #[test]
     fn ioctl_numbers_match_the_host_headers() {
+        // Every constant above is Linux's number, checked against this Linux host's libc.
+        assert_eq!(AF_INET, libc::AF_INET);
+        assert_eq!(AF_INET6, libc::AF_INET6);
+        assert_eq!(SOCK_RAW, libc::SOCK_RAW);
+        assert_eq!(O_ACCMODE as i64, libc::O_ACCMODE as i64, "O_ACCMODE");
+        assert_eq!(O_RDONLY as i64, libc::O_RDONLY as i64, "O_RDONLY");
+        assert_eq!(O_WRONLY as i64, libc::O_WRONLY as i64, "O_WRONLY");
+        assert_eq!(O_RDWR as i64, libc::O_RDWR as i64, "O_RDWR");
+        assert_eq!(O_CREAT as i64, libc::O_CREAT as i64, "O_CREAT");
+        assert_eq!(O_EXCL as i64, libc::O_EXCL as i64, "O_EXCL");
+        assert_eq!(O_NOCTTY as i64, libc::O_NOCTTY as i64, "O_NOCTTY");
+        assert_eq!(O_TRUNC as i64, libc::O_TRUNC as i64, "O_TRUNC");
+        assert_eq!(O_APPEND as i64, libc::O_APPEND as i64, "O_APPEND");
+        assert_eq!(O_NONBLOCK as i64, libc::O_NONBLOCK as i64, "O_NONBLOCK");
+        assert_eq!(O_DSYNC as i64, libc::O_DSYNC as i64, "O_DSYNC");
+        assert_eq!(O_SYNC as i64, libc::O_SYNC as i64, "O_SYNC");
+        assert_eq!(O_ASYNC as i64, libc::O_ASYNC as i64, "O_ASYNC");
+        assert_eq!(O_DIRECT as i64, libc::O_DIRECT as i64, "O_DIRECT");
+        assert_eq!(O_DIRECTORY as i64, libc::O_DIRECTORY as i64, "O_DIRECTORY");
+        assert_eq!(O_NOFOLLOW as i64, libc::O_NOFOLLOW as i64, "O_NOFOLLOW");
+        assert_eq!(O_NOATIME as i64, libc::O_NOATIME as i64, "O_NOATIME");
+        assert_eq!(O_CLOEXEC as i64, libc::O_CLOEXEC as i64, "O_CLOEXEC");
+        assert_eq!(O_PATH as i64, libc::O_PATH as i64, "O_PATH");
+        assert_eq!(O_TMPFILE as i64, libc::O_TMPFILE as i64, "O_TMPFILE");
+        assert_eq!(AT_FDCWD as i64, libc::AT_FDCWD as i64, "AT_FDCWD");
+        assert_eq!(
+            AT_REMOVEDIR as i64,
+            libc::AT_REMOVEDIR as i64,
+            "AT_REMOVEDIR"
+        );
+        assert_eq!(S_IFMT as i64, libc::S_IFMT as i64, "S_IFMT");
+        assert_eq!(S_IFREG as i64, libc::S_IFREG as i64, "S_IFREG");
+        assert_eq!(S_IFDIR as i64, libc::S_IFDIR as i64, "S_IFDIR");
+        assert_eq!(S_IFCHR as i64, libc::S_IFCHR as i64, "S_IFCHR");
+        assert_eq!(S_IFBLK as i64, libc::S_IFBLK as i64, "S_IFBLK");
+        assert_eq!(S_IFIFO as i64, libc::S_IFIFO as i64, "S_IFIFO");
+        assert_eq!(S_IFSOCK as i64, libc::S_IFSOCK as i64, "S_IFSOCK");
+        assert_eq!(S_IFLNK as i64, libc::S_IFLNK as i64, "S_IFLNK");
+        assert_eq!(CLONE_FS as i64, libc::CLONE_FS as i64, "CLONE_FS");
+        assert_eq!(CLONE_FILES as i64, libc::CLONE_FILES as i64, "CLONE_FILES");
+        assert_eq!(
+            CLONE_THREAD as i64,
+            libc::CLONE_THREAD as i64,
+            "CLONE_THREAD"
+        );
+        assert_eq!(
+            CLONE_SIGHAND as i64,
+            libc::CLONE_SIGHAND as i64,
+            "CLONE_SIGHAND"
+        );
+        assert_eq!(CLONE_VM as i64, libc::CLONE_VM as i64, "CLONE_VM");
+        assert_eq!(AF_UNIX as i64, libc::AF_UNIX as i64, "AF_UNIX");
+        assert_eq!(SOCK_STREAM as i64, libc::SOCK_STREAM as i64, "SOCK_STREAM");
+        assert_eq!(SOCK_DGRAM as i64, libc::SOCK_DGRAM as i64, "SOCK_DGRAM");
+        assert_eq!(
+            SOCK_SEQPACKET as i64,
+            libc::SOCK_SEQPACKET as i64,
+            "SOCK_SEQPACKET"
+        );
+        assert_eq!(
+            SOCK_NONBLOCK as i64,
+            libc::SOCK_NONBLOCK as i64,
+            "SOCK_NONBLOCK"
+        );
+        assert_eq!(
+            SOCK_CLOEXEC as i64,
+            libc::SOCK_CLOEXEC as i64,
+            "SOCK_CLOEXEC"
+        );
+        assert_eq!(
+            EFD_SEMAPHORE as i64,
+            libc::EFD_SEMAPHORE as i64,
+            "EFD_SEMAPHORE"
+        );
+        assert_eq!(
+            EFD_NONBLOCK as i64,
+            libc::EFD_NONBLOCK as i64,
+            "EFD_NONBLOCK"
+        );
+        assert_eq!(EFD_CLOEXEC as i64, libc::EFD_CLOEXEC as i64, "EFD_CLOEXEC");
         assert_eq!(FIONREAD as libc::Ioctl, libc::FIONREAD);
         assert_eq!(FIONBIO as libc::Ioctl, libc::FIONBIO);
         assert_eq!(FIOCLEX as libc::Ioctl, libc::FIOCLEX);

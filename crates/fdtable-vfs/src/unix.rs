@@ -359,7 +359,7 @@ impl Task {
         if !(0..SOCK_MAX).contains(&ty) {
             return Err(Errno::EINVAL);
         }
-        if domain == libc::AF_INET || domain == libc::AF_INET6 {
+        if domain == AF_INET || domain == AF_INET6 {
             return Err(Errno::EOPNOTSUPP);
         }
         if domain != AF_UNIX {
@@ -370,8 +370,8 @@ impl Task {
         }
         match ty {
             SOCK_STREAM => {}
-            SOCK_DGRAM | SOCK_SEQPACKET | libc::SOCK_RAW => return Err(Errno::EOPNOTSUPP),
-            _ => return Err(Errno::new(libc::ESOCKTNOSUPPORT)),
+            SOCK_DGRAM | SOCK_SEQPACKET | SOCK_RAW => return Err(Errno::EOPNOTSUPP),
+            _ => return Err(Errno::ESOCKTNOSUPPORT),
         }
         let (fa, fb) = unix_stream_pair(flags & SOCK_NONBLOCK != 0);
         Ok([

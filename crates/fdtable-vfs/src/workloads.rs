@@ -3,10 +3,10 @@
 //!
 //! | Benchmark | Entry points |
 //! |---|---|
-//! | **dd** (seed 1) | [`Dd::open`], then [`Dd::pair`] in a loop (or [`Dd::run`]); for the "shared table" variant keep a [`Task::clone_thread`] alive |
-//! | **openneg** (seed 2) | [`Task::open`] of a missing path (fast path); [`NaiveOpen::open`] is the baseline that builds the file first and defers its release |
-//! | **ioctl** (seed 5) | [`Task::ioctl`] with [`FIONREAD`] on a pipe ([`ioctl_fionread`]); a driver's own ioctl on [`TestDevice`] ([`bench_task`] registers `/dev/testdev`); [`Bkl`] wraps either in one global lock for the baseline |
-//! | **chat** (seed 3) | [`ChatPair`]: one socketpair, an echo side and a client side, each on its own thread sharing one table; [`run_chat`] runs K pairs |
+//! | **dd** (`fget_light`) | [`Dd::open`], then [`Dd::pair`] in a loop (or [`Dd::run`]); for the "shared table" variant keep a [`Task::clone_thread`] alive |
+//! | **openneg** (`fput_badopen`) | [`Task::open`] of a missing path (fast path); [`NaiveOpen::open`] is the baseline that builds the file first and defers its release |
+//! | **ioctl** (`unlocked_ioctl`) | [`Task::ioctl`] with [`FIONREAD`] on a pipe ([`ioctl_fionread`]); a driver's own ioctl on [`TestDevice`] ([`bench_task`] registers `/dev/testdev`); [`Bkl`] wraps either in one global lock for the baseline |
+//! | **chat** (the RCU fd table) | [`ChatPair`]: one socketpair, an echo side and a client side, each on its own thread sharing one table; [`run_chat`] runs K pairs |
 
 use crate::devices::{CharDevice, TestDevice};
 use crate::file::File;
@@ -126,7 +126,7 @@ pub fn ioctl_fionread(task: &Task, fd: i32) -> Result<i32, Errno> {
 }
 
 /// The ioctl baseline's Big Kernel Lock: one lock taken around every ioctl it dispatches, as
-/// `sys_ioctl` did before the 2004 patch (seed 5). Not used by the layer itself.
+/// `sys_ioctl` did before the 2004 patch (`unlocked_ioctl`). Not used by the layer itself.
 #[derive(Debug, Default)]
 pub struct Bkl {
     lock: Mutex<()>,

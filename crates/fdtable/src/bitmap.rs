@@ -205,7 +205,7 @@ pub fn any_set<W: Word>(map: &[W]) -> bool {
     map.iter().any(|w| *w != W::ZERO)
 }
 
-/// The kernel's `find_next_fd` with Yu Ma's fast path (seed 4, 2024): the lowest clear bit of
+/// The kernel's `find_next_fd` with Yu Ma's fast path (2024): the lowest clear bit of
 /// `open_fds` at or above `start`, or `max_fds` when every fd in `start..max_fds` is open.
 ///
 /// 1. Scan only the `open_fds` word that holds `start`; most allocations end here, because fds

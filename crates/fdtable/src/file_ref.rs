@@ -38,7 +38,7 @@
 //! pointer handed to C finds its header again. A file that was visible to lock-free readers
 //! (installed in a table that is or was shared) is freed through [`crate::rcu::call_rcu`]
 //! after its release; a file that never was — an unshared process's files, the object of an
-//! open that failed — is freed at once (seed 2, `fput_badopen`). The release itself (dropping
+//! open that failed — is freed at once (as `fput_badopen` makes it). The release itself (dropping
 //! the value: the kernel's `__fput`) always runs synchronously, at the last put.
 
 use crate::errno::Errno;

@@ -12,7 +12,7 @@ use core::mem::ManuallyDrop;
 ///
 /// [`install`](FdReservation::install) publishes a file there (`fd_install`); dropping the
 /// reservation instead gives the fd back at once (`put_unused_fd`) — the cheap end of a failed
-/// open (seed 2).
+/// open (`fput_badopen`).
 #[must_use = "dropping a reservation gives the fd back"]
 pub struct FdReservation<
     'a,

@@ -4,7 +4,7 @@
 //! is reached through a per-thread *handle*, as a task reaches `current->files`:
 //! [`Table::share`] makes another handle on the same table (`CLONE_FILES`).
 //!
-//! - [`fdtable`](self::fdtable): the library (`Files<BenchFile>`).
+//! - [`fdtable`]: the library (`Files<BenchFile>`).
 //! - [`before`]: the kernel before the seeds, re-expressed: an rwlock-protected table where
 //!   every lookup takes the lock and a reference, allocation by a one-level linear bitmap scan.
 //! - [`locked`]: `Mutex` / `RwLock` around `Vec<Option<Arc<BenchFile>>>`, lowest-free by a

@@ -105,7 +105,7 @@ impl MemFs {
         match arc_of_ops(f) {
             Some(i) if i.same_sb(&self.sb) && i.is_dir() => Ok(i),
             Some(i) if i.same_sb(&self.sb) => Err(Errno::ENOTDIR),
-            _ => Err(Errno::new(libc::EXDEV)),
+            _ => Err(Errno::EXDEV),
         }
     }
 
@@ -421,10 +421,7 @@ mod tests {
         let x = File::new(O_RDONLY, fs.open(None, b"/tmp/x", &how(0)).unwrap().ops);
         assert_eq!(err(fs.open(Some(&x), b"y", &how(0))), Errno::ENOTDIR);
         let other = MemFs::new();
-        assert_eq!(
-            err(other.open(Some(&dirf), b"x", &how(0))),
-            Errno::new(libc::EXDEV)
-        );
+        assert_eq!(err(other.open(Some(&dirf), b"x", &how(0))), Errno::EXDEV);
     }
 
     #[test]

@@ -11,3 +11,6 @@ pub mod ordering {}
 
 #[doc = include_str!("divergences.md")]
 pub mod divergences {}
+
+#[doc = include_str!("embedding.md")]
+pub mod embedding {}

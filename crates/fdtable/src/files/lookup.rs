@@ -1,4 +1,4 @@
-//! Lookups: the light `fdget` (seed 1) and the lock-free `fget` (seed 3).
+//! Lookups: the light `fdget` (`fget_light`) and the lock-free `fget` (the RCU fd table).
 
 use super::{FdPayload, FileLike, Files};
 use crate::fd::Fd;
@@ -9,7 +9,7 @@ use crate::sync::Ordering;
 use core::ptr::NonNull;
 
 impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
-    /// `fdget` — the light lookup (seed 1, `fget_light`).
+    /// `fdget` — the light lookup (`fget_light`).
     ///
     /// If this handle is the table's only user, the result *borrows* the file: no lock, no
     /// atomic read-modify-write, no reference count. Otherwise it takes a reference
@@ -190,7 +190,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     }
 
     /// `fget_raw` — a counted reference to the file at `fd`, without taking any lock
-    /// (seed 3, `__fget_files_rcu`).
+    /// (`__fget_files_rcu`).
     ///
     /// Inside an RCU read-side section (two plain stores with the built-in RCU), and safe
     /// against every writer racing with it:

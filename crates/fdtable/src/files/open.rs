@@ -12,7 +12,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// (`put_unused_fd`) at once; [`FdReservation::install`] publishes a file there
     /// (`fd_install`).
     ///
-    /// This is the first step of an open (seed 2): reserve, then build the file, then
+    /// This is the first step of an open (`fput_badopen`): reserve, then build the file, then
     /// install; a failed open just drops the reservation and the never-installed file, and
     /// nothing is deferred.
     #[inline]

@@ -44,7 +44,9 @@ use super::RcuHead;
 use crate::lock::RawSpinLock;
 use core::cell::{Cell, UnsafeCell};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering, compiler_fence, fence};
+#[cfg(target_os = "linux")]
+use core::sync::atomic::compiler_fence;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering, fence};
 use crossbeam_utils::CachePadded;
 use lock_api::Mutex;
 

@@ -3,7 +3,7 @@
 //! A lookup on a shared table reads the published fd array and a file's reference count
 //! without any lock. Memory such a reader may be touching — an array replaced by growth, a
 //! released file that was visible in a shared table — is not freed at once but handed to
-//! [`call_rcu`], which frees it after a *grace period*: once every read-side section that was
+//! `call_rcu`, which frees it after a *grace period*: once every read-side section that was
 //! running when it was called has ended. This is the kernel's RCU; the table needs three
 //! things from it, as the kernel's fd layer does:
 //!
@@ -16,7 +16,7 @@
 //!
 //! # Who supplies it
 //!
-//! - **With `std` (default)**: [`epoch`](self), an epoch scheme whose read side costs no atomic
+//! - **With `std` (default)**: an epoch scheme whose read side costs no atomic
 //!   read-modify-write and no fence — two ordinary stores to a per-thread record — because the
 //!   reclaimer pays for both sides with `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` on
 //!   Linux (liburcu's urcu-memb); elsewhere both sides use a full fence.

@@ -19,7 +19,11 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crossbeam_utils::CachePadded;
 use lock_api::Mutex;
 
-/// The portable RCU (see the [module docs](self)).
+/// The portable RCU: readers are counted in two phases, as the kernel's SRCU counts them; a
+/// grace period flips the phase and waits for the old phase's count to drain; callbacks are
+/// batched and run when their grace period ends. Every read-side section costs two
+/// sequentially consistent read-modify-writes on a counter shared by all threads: for
+/// bring-up, tests and single-processor kernels; plug in a kernel's own RCU where there is one.
 #[derive(Debug)]
 pub struct PortableRcu;
 
