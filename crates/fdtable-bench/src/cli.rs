@@ -302,7 +302,15 @@ mod tests {
             ),
             (
                 "lookup-shared",
-                &["fdtable", "before", "mutex", "rwlock", "kernel", "floor"],
+                &[
+                    "fdtable",
+                    "fdtable-rcu",
+                    "before",
+                    "mutex",
+                    "rwlock",
+                    "kernel",
+                    "floor",
+                ],
             ),
             (
                 "dd",

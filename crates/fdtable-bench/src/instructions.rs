@@ -7,7 +7,7 @@
 //! `Ir / N` is instructions per operation, setup excluded.
 
 use crate::impls::before::Before;
-use crate::impls::fdtable::FdTable;
+use crate::impls::fdtable::{FdTable, FdTableRcu};
 use crate::impls::floor::Floor;
 use crate::impls::locked::{MutexTable, RwLockTable};
 use crate::impls::{AllocTable, BenchFile, NOFILE, Table};
@@ -27,6 +27,10 @@ pub const PATHS: &[(&str, &str)] = &[
         "fdtable: fdget + put, shared table (fget inside, seed 3)",
     ),
     ("shared-fget", "fdtable: fget + drop, shared table"),
+    (
+        "shared-borrow",
+        "fdtable: fdget_rcu + drop, shared table (lent under an RCU section, no reference)",
+    ),
     ("alloc-close", "fdtable: dup + close, unshared table"),
     (
         "alloc-close-64",
@@ -155,6 +159,7 @@ pub fn run_path(path: &str, n: u64) -> Result<(), String> {
     match path {
         "light-lookup" => lookups::<FdTable>(n, false),
         "shared-lookup" => lookups::<FdTable>(n, true),
+        "shared-borrow" => lookups::<FdTableRcu>(n, true),
         "shared-fget" => {
             let mut h: Files<BenchFile> = Files::new();
             for i in 0..4 {

@@ -155,5 +155,5 @@ pub fn all() -> Vec<Workload> {
 
 /// Names of every implementation the suite knows.
 pub const IMPLS: &[&str] = &[
-    "fdtable", "before", "mutex", "rwlock", "kernel", "gvisor", "floor",
+    "fdtable", "fdtable-rcu", "before", "mutex", "rwlock", "kernel", "gvisor", "floor",
 ];

@@ -107,3 +107,121 @@ impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for Fd<'_, F> {
             .finish()
     }
 }
+
+/// A file lent by [`Files::fdget_rcu`](crate::Files::fdget_rcu) without a reference count.
+///
+/// On an unshared table it is a light borrow, as [`Fd`]. On a shared table it holds an RCU
+/// read-side section open instead of a reference: no locked instruction to take it, none to
+/// drop it. While it lives the file cannot be released (a release waits for such sections to
+/// end), and memory retired meanwhile is not freed — so do not block while holding it:
+/// [`RcuFd::upgrade`] to a counted reference first (one locked instruction). (Where no
+/// section can be had — a thread without an RCU record — it holds a counted reference.)
+pub struct RcuFd<'a, F: ?Sized> {
+    ptr: NonNull<FileInner<F>>,
+    mode: Mode,
+    _borrow: PhantomData<&'a FileInner<F>>,
+}
+
+enum Mode {
+    /// A light borrow (unshared table).
+    Light,
+    /// An RCU section held open (on this thread: `RcuFd` is not `Send`).
+    Section(crate::rcu::BorrowToken),
+    /// A counted reference (no section could be had).
+    Counted,
+}
+
+impl<'a, F: ?Sized> RcuFd<'a, F> {
+    /// # Safety
+    ///
+    /// The file stays installed for `'a` (light borrow).
+    #[inline(always)]
+    pub(crate) unsafe fn light(ptr: NonNull<FileInner<F>>) -> Self {
+        RcuFd {
+            ptr,
+            mode: Mode::Light,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// # Safety
+    ///
+    /// `ptr` was read from a slot inside the borrow section `token`, which the result ends;
+    /// the file's release waits for that section.
+    #[inline(always)]
+    pub(crate) unsafe fn in_section(ptr: NonNull<FileInner<F>>, token: crate::rcu::BorrowToken) -> Self {
+        RcuFd {
+            ptr,
+            mode: Mode::Section(token),
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A counted reference, lent as an `RcuFd`.
+    pub(crate) fn counted(file: FileRef<F>) -> Self {
+        RcuFd {
+            ptr: FileRef::into_inner(file),
+            mode: Mode::Counted,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// A counted reference to the file (`get_file`), to keep it across something that may
+    /// block, or past the borrow. `None` if the file was closed and its last reference dropped
+    /// since it was lent (its release is waiting for this borrow to end).
+    pub fn upgrade(&self) -> Option<FileRef<F>> {
+        match self.mode {
+            Mode::Light | Mode::Counted => {
+                // SAFETY: held by its slot for `'a`, or by our reference.
+                Some(unsafe { FileRef::from_inner(self.ptr.as_ref().get()) })
+            }
+            Mode::Section(..) => {
+                // SAFETY: inside the borrow section, which keeps the memory (and the value)
+                // alive.
+                if unsafe { FileInner::try_get_rcu(self.ptr.as_ptr()) } {
+                    // SAFETY: `try_get_rcu` took a reference for the result.
+                    Some(unsafe { FileRef::from_inner(self.ptr) })
+                } else {
+                    None
+                }
+            }
+        }
+    }
+
+    /// Whether this holds an RCU section (the table is shared) rather than a light borrow or
+    /// a reference.
+    pub fn is_rcu(&self) -> bool {
+        matches!(self.mode, Mode::Section(..))
+    }
+}
+
+impl<F: ?Sized> Deref for RcuFd<'_, F> {
+    type Target = F;
+    #[inline(always)]
+    fn deref(&self) -> &F {
+        // SAFETY: a light borrow: kept alive by the slot for `'a`; a section: the release waits
+        // for it; counted: our reference.
+        unsafe { self.ptr.as_ref() }.value()
+    }
+}
+
+impl<F: ?Sized> Drop for RcuFd<'_, F> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        match core::mem::replace(&mut self.mode, Mode::Light) {
+            Mode::Light => {}
+            Mode::Section(token) => crate::rcu::borrow_end(token),
+            // SAFETY: the reference `counted` took over.
+            Mode::Counted => drop(unsafe { FileRef::from_inner(self.ptr) }),
+        }
+    }
+}
+
+impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for RcuFd<'_, F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RcuFd")
+            .field("rcu", &self.is_rcu())
+            .field("file", &&**self)
+            .finish()
+    }
+}

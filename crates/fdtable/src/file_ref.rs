@@ -85,6 +85,9 @@ pub(crate) struct FileInner<F: ?Sized> {
     vtable: &'static FileVtable,
     /// Set once the file was installed where a lock-free reader could see it.
     visible: AtomicBool,
+    /// Set once the file was installed in a table that lends files without a reference
+    /// ([`crate::Files::fdget_rcu`]): its release waits for borrowers first.
+    borrowable: AtomicBool,
     this: *const F,
 }
 
@@ -382,13 +385,58 @@ impl<F: ?Sized> FileInner<F> {
         }
     }
 
-    /// Drops the value and frees (or schedules freeing of) the allocation.
+    /// Marks the file as lent without references by a table (see `borrowable`).
+    #[inline(always)]
+    pub(crate) fn mark_borrowable(&self) {
+        // ORDERING: Relaxed both; as `mark_visible` (set under the table lock before the
+        // table's borrowing flag is published, read by the releaser after its last put).
+        if !self.borrowable.load(Ordering::Relaxed) {
+            self.borrowable.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// The release: for a file that may be borrowed without a reference, first waits until
+    /// no borrow section that could still hold it remains (`synchronize_rcu`) — or, if this
+    /// thread is itself inside a borrow section, runs when that ends; then drops the value and
+    /// frees (or schedules freeing of) the allocation.
     ///
     /// # Safety
     ///
     /// Called exactly once, by the thread whose last put returned true.
     #[cold]
     unsafe fn release(this: NonNull<Self>) {
+        // ORDERING: Relaxed; see `mark_borrowable`.
+        // SAFETY: the header is live until the release frees it.
+        if unsafe { (*this.as_ptr()).borrowable.load(Ordering::Relaxed) } {
+            if rcu::in_borrow() {
+                // SAFETY: the head is unused until the allocation is retired, which only this
+                // deferred release does.
+                unsafe { rcu::defer_until_borrows_end(this.cast(), Self::release_later) };
+                return;
+            }
+            rcu::synchronize();
+        }
+        // SAFETY: forwarded.
+        unsafe { Self::release_now(this) }
+    }
+
+    /// A release deferred until this thread's borrow sections ended.
+    ///
+    /// # Safety
+    ///
+    /// `head` is the `rcu` field of a file whose last put succeeded, passed once.
+    unsafe fn release_later(head: NonNull<RcuHead>) {
+        rcu::synchronize();
+        // SAFETY: the head is the header's first field.
+        unsafe { Self::release_now(head.cast()) }
+    }
+
+    /// Drops the value and frees (or schedules freeing of) the allocation.
+    ///
+    /// # Safety
+    ///
+    /// As [`FileInner::release`], and no borrower can reach the value any more.
+    unsafe fn release_now(this: NonNull<Self>) {
         let p = this.as_ptr();
         // SAFETY: the last put succeeded, so the count is DEAD and no holder remains;
         // lock-free readers can only touch `refcnt`, never the value.
@@ -585,6 +633,7 @@ impl<F: ?Sized> FileRef<F> {
                 refcnt: AtomicUsize::new(ONEREF),
                 vtable: &const { Vt::<V, F>::VTABLE },
                 visible: AtomicBool::new(false),
+                borrowable: AtomicBool::new(false),
                 this,
             });
             #[cfg(feature = "leak-check")]

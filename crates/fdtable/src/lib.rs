@@ -87,7 +87,7 @@ mod sync;
 pub mod docs;
 
 pub use errno::Errno;
-pub use fd::Fd;
+pub use fd::{Fd, RcuFd};
 pub use file_ref::FileRef;
 pub use files::{FdIter, FdPayload, FdState, FileLike, Files, NR_OPEN_DEFAULT, OpenFd};
 pub use flags::{CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, FD_CLOEXEC, O_CLOEXEC};

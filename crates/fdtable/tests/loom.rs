@@ -670,3 +670,39 @@ fn last_put_vs_reviving_lookup() {
         },
     );
 }
+
+/// A borrow under an RCU section (no reference) races with the close that drops the file's
+/// last reference: the release waits for the borrow — every use of the lent file
+/// happens-before the release (loom checks the file's cell) — and runs exactly once, before
+/// the close returns.
+#[test]
+fn borrow_vs_close() {
+    model_reaching(
+        &["borrowed before the close", "closed before the borrow"],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(50, &rel), 0, NOFILE), Ok(0));
+            let b = a.share();
+            // The table starts lending before the race (its files are marked).
+            drop(b.fdget_rcu(0));
+            let t = thread::spawn(move || {
+                match b.fdget_rcu(0) {
+                    Some(f) => {
+                        assert!(f.is_rcu());
+                        f.touch();
+                        saw("borrowed before the close");
+                    }
+                    None => saw("closed before the borrow"),
+                }
+                drop(b);
+            });
+            a.close_fd(0).unwrap();
+            // ORDERING: SeqCst; the release counter: the close released the file before
+            // returning (the only reference was the table's).
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            t.join().unwrap();
+            drop(a);
+        },
+    );
+}

@@ -40,3 +40,27 @@ impl AllocTable for FdTable {
         h.close_fd(fd).is_ok()
     }
 }
+
+/// The library's zero-locked-instruction lookup ([`Files::fdget_rcu`]): on a shared table the
+/// file is lent under an RCU section instead of a reference (for operations that do not
+/// block); on an unshared one it is the light lookup.
+pub struct FdTableRcu;
+
+impl Table for FdTableRcu {
+    const NAME: &'static str = "fdtable-rcu";
+    type Handle = Files<BenchFile>;
+
+    fn new_table() -> Self::Handle {
+        Files::new()
+    }
+    fn share(h: &mut Self::Handle) -> Self::Handle {
+        h.share()
+    }
+    fn open(h: &mut Self::Handle, file: BenchFile) -> u32 {
+        FdTable::open(h, file)
+    }
+    #[inline(always)]
+    fn lookup(h: &Self::Handle, fd: u32) -> Option<u64> {
+        h.fdget_rcu(fd).map(|f| f.id)
+    }
+}

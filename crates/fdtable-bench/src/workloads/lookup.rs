@@ -4,7 +4,7 @@
 use super::{STDIO_FDS, no_finish};
 use crate::framework::{self, Measurement, Opts, Worker};
 use crate::impls::before::Before;
-use crate::impls::fdtable::FdTable;
+use crate::impls::fdtable::{FdTable, FdTableRcu};
 use crate::impls::floor::Floor;
 use crate::impls::kernel;
 use crate::impls::locked::{MutexTable, RwLockTable};
@@ -150,6 +150,7 @@ fn shared_cases() -> Vec<Case> {
     for (threads, fds) in [(1, 1), (2, 1), (2, 2)] {
         cases.extend([
             shared::<FdTable>(threads, fds),
+            shared::<FdTableRcu>(threads, fds),
             shared::<Before>(threads, fds),
             shared::<MutexTable>(threads, fds),
             shared::<RwLockTable>(threads, fds),

@@ -1,7 +1,7 @@
 //! Lookups: the light `fdget` (`fget_light`) and the lock-free `fget` (the RCU fd table).
 
 use super::{FdPayload, FileLike, Files};
-use crate::fd::Fd;
+use crate::fd::{Fd, RcuFd};
 use crate::fdtable::TableRef;
 use crate::file_ref::{FileInner, FileRef};
 use crate::rcu;
@@ -290,6 +290,88 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
                 continue;
             }
             return Some(file);
+        }
+    }
+
+    /// A lookup that takes **no locked instruction** on a shared table: the file is lent
+    /// under an RCU read-side section (two plain stores with the built-in RCU) instead of a
+    /// reference count. For the operations that do not block — a read from a pipe's buffer, a
+    /// `fstat`, an ioctl answered from memory — this is cheaper than any counted lookup, Linux's
+    /// included. Before anything that may block, [`RcuFd::upgrade`] to a counted reference.
+    ///
+    /// On an unshared table this is the light lookup of [`Files::fdget`].
+    ///
+    /// The price is paid by the release: once a table has lent a file this way, the release of
+    /// any file installed in it waits for a grace period first (`synchronize_rcu`: with the
+    /// built-in RCU, two epoch advances, some microseconds), so the close that drops such a
+    /// file's last reference is slower. Tables that never lend, and closes that do not drop
+    /// the last reference (a dup's), pay nothing. A release that happens on a thread while it
+    /// is itself inside a borrow section runs when that section ends.
+    ///
+    /// Returns `None` for a free or reserved fd.
+    #[inline]
+    pub fn fdget_rcu(&self, fd: u32) -> Option<RcuFd<'_, F>> {
+        let arr = self.light.get();
+        if !arr.is_null() {
+            // SAFETY: as in `fdget`.
+            let arr = unsafe { TableRef::new(arr) };
+            let slot = arr.slot(fd as usize)?;
+            // ORDERING: Relaxed; as in `fdget`.
+            let p = NonNull::new(slot.load(Ordering::Relaxed))?;
+            // SAFETY: as in `fdget`: the slot holds the file for the borrow of `self`.
+            return Some(unsafe { RcuFd::light(p) });
+        }
+        let hot = &self.fs().hot;
+        // ORDERING: Acquire; pairs with the Release store in `Locked::mark_borrowing`: the
+        // installed files are marked borrowable.
+        if !hot.borrowing.load(Ordering::Acquire) {
+            return self.fdget_rcu_slow(fd);
+        }
+        let Some(token) = rcu::borrow_begin() else {
+            return self.fdget_rcu_slow(fd);
+        };
+        // ORDERING: Acquire both; as in `fget`.
+        let arr = hot.fdt.load(Ordering::Acquire);
+        // SAFETY: as in `fget`: we are in a section.
+        let arr = unsafe { TableRef::new(arr) };
+        let p = arr
+            .slot(fd as usize)
+            .and_then(|slot| NonNull::new(slot.load(Ordering::Acquire)));
+        match p {
+            // SAFETY: read from a slot inside the section, which the result ends.
+            Some(p) => Some(unsafe { RcuFd::in_section(p, token) }),
+            None => {
+                rcu::borrow_end(token);
+                None
+            }
+        }
+    }
+
+    /// `fdget_rcu` when the table does not lend yet (mark its files), when the thread has no
+    /// RCU record yet, or when the handle found itself alone.
+    #[cold]
+    #[inline(never)]
+    fn fdget_rcu_slow(&self, fd: u32) -> Option<RcuFd<'_, F>> {
+        rcu::borrow_register();
+        {
+            let mut l = self.lock();
+            // ORDERING: Relaxed; under the lock, where it is stored.
+            if !self.fs().hot.borrowing.load(Ordering::Relaxed) && !l.is_exclusive() {
+                l.mark_borrowing();
+            }
+        }
+        let arr = self.light.get();
+        // ORDERING: Acquire; see `fdget_rcu`.
+        if !arr.is_null() || !self.fs().hot.borrowing.load(Ordering::Acquire) {
+            return self.fdget_rcu(fd);
+        }
+        match rcu::borrow_begin() {
+            Some(token) => {
+                rcu::borrow_end(token);
+                self.fdget_rcu(fd)
+            }
+            // No RCU record can be had (memory, or no membarrier): lend a counted reference.
+            None => self.fget(fd).map(RcuFd::counted),
         }
     }
 }

@@ -104,11 +104,18 @@ std::thread_local! {
 ///   back, by nobody: the bag is moved to the orphans first).
 /// - `next` is written once, before the record is published in the registry.
 #[repr(align(128))]
-struct Record {
+pub(super) struct Record {
     /// The epoch a lookup section began in, or 0.
     lookup: AtomicUsize,
     /// 1 while a put window is open.
     put: AtomicUsize,
+    /// The epoch the outermost borrow section began in, or 0.
+    borrow: AtomicUsize,
+    /// Depth of nested borrow sections (owner-only).
+    borrow_nest: Cell<usize>,
+    /// Releases waiting for this thread's borrow sections to end (owner-only), linked through
+    /// their heads.
+    pending: Cell<*mut RcuHead>,
     /// Owned by a live thread.
     in_use: AtomicBool,
     next: *const Record,
@@ -492,6 +499,9 @@ fn claim_record() -> Option<NonNull<Record>> {
         p.as_ptr().write(Record {
             lookup: AtomicUsize::new(0),
             put: AtomicUsize::new(0),
+            borrow: AtomicUsize::new(0),
+            borrow_nest: Cell::new(0),
+            pending: Cell::new(ptr::null_mut()),
             in_use: AtomicBool::new(true),
             next: reg.head,
             bag: UnsafeCell::new(Queue::new()),
@@ -558,6 +568,121 @@ impl HandleRecord {
             self.0.set(ptr::null());
             // SAFETY: registry records are never freed.
             release_record(unsafe { r.as_ref() });
+        }
+    }
+}
+
+/// Begins (or nests) a borrow section on this thread's record; `None` if the thread has no
+/// record yet (the caller then registers it, or takes a reference). The result is the
+/// record, to end the section on.
+#[inline(always)]
+pub(super) fn borrow_begin() -> Option<NonNull<Record>> {
+    let r = record()?;
+    // SAFETY: this thread's record, alive forever.
+    let rec = unsafe { r.as_ref() };
+    let n = rec.borrow_nest.get();
+    if n == 0 {
+        // ORDERING: as in `begin_lookup_on`.
+        rec.borrow.store(EPOCH.load(Ordering::Acquire), Ordering::Release);
+        light_barrier();
+    }
+    rec.borrow_nest.set(n + 1);
+    Some(r)
+}
+
+/// Ends a borrow section begun by [`borrow_begin`] (on this thread, which owns `r`); when the
+/// outermost ends, runs the releases that waited for it.
+#[inline(always)]
+pub(super) fn borrow_end(r: NonNull<Record>) {
+    // SAFETY: this thread's record (from `borrow_begin`).
+    let rec = unsafe { r.as_ref() };
+    let n = rec.borrow_nest.get() - 1;
+    rec.borrow_nest.set(n);
+    if n == 0 {
+        // ORDERING: Release; as in `lookup_end_fast`.
+        rec.borrow.store(0, Ordering::Release);
+        if !rec.pending.get().is_null() {
+            run_pending_releases(rec);
+        }
+    }
+}
+
+/// Registers this thread (if it can be): for a borrow's slow path.
+#[cold]
+pub(super) fn ensure_registered() {
+    if local().is_null() {
+        register();
+    }
+}
+
+/// Whether this thread is inside a borrow section.
+pub(super) fn in_borrow() -> bool {
+    record().is_some_and(|r| {
+        // SAFETY: this thread's record.
+        unsafe { r.as_ref() }.borrow_nest.get() != 0
+    })
+}
+
+/// Queues `func(head)` to run when this thread's outermost borrow section ends.
+///
+/// # Safety
+///
+/// `head` is valid and unused until `func` runs; running `func(head)` then is sound; this
+/// thread is inside a borrow section ([`in_borrow`]).
+pub(super) unsafe fn defer_until_borrows_end(
+    head: NonNull<RcuHead>,
+    func: unsafe fn(NonNull<RcuHead>),
+) {
+    let Some(r) = record() else {
+        unreachable!("in_borrow() is true only with a record")
+    };
+    // SAFETY: this thread's record; the caller hands the head over.
+    unsafe {
+        let rec = r.as_ref();
+        (*head.as_ptr()).func = Some(func);
+        (*head.as_ptr()).next = rec.pending.get();
+        rec.pending.set(head.as_ptr());
+    }
+}
+
+#[cold]
+fn run_pending_releases(rec: &Record) {
+    loop {
+        let h = rec.pending.replace(ptr::null_mut());
+        if h.is_null() {
+            return;
+        }
+        let mut h = h;
+        while !h.is_null() {
+            // SAFETY: queued by `defer_until_borrows_end`; the link is read before the
+            // callback reuses the head.
+            unsafe {
+                let next = (*h).next;
+                if let Some(f) = (*h).func {
+                    f(NonNull::new_unchecked(h));
+                }
+                h = next;
+            }
+        }
+    }
+}
+
+/// `synchronize_rcu`: returns once every section that had begun when it was called has
+/// ended (two epoch advances after the call). The caller must be outside every section.
+pub(super) fn synchronize() {
+    // ORDERING: Acquire; pairs with the Release epoch store of an advance.
+    let start = EPOCH.load(Ordering::Acquire);
+    let mut spins = 0u32;
+    loop {
+        let e = try_advance(&REGISTRY.lock());
+        if e >= start + 2 {
+            return;
+        }
+        spins += 1;
+        if spins > 16 {
+            std::thread::yield_now();
+        } else {
+            core::hint::spin_loop();
         }
     }
 }
@@ -651,7 +776,8 @@ fn try_advance(reg: &Registry) -> usize {
         // ORDERING: Acquire both; pair with the Release stores that end sections: what a
         // finished section did happens-before the frees this advance allows.
         let l = rec.lookup.load(Ordering::Acquire);
-        if (l != 0 && l != e) || rec.put.load(Ordering::Acquire) != 0 {
+        let b = rec.borrow.load(Ordering::Acquire);
+        if (l != 0 && l != e) || (b != 0 && b != e) || rec.put.load(Ordering::Acquire) != 0 {
             return e;
         }
         r = rec.next;

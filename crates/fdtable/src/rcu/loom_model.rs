@@ -40,6 +40,8 @@ struct LoomState {
 loom::lazy_static! {
     /// The model's RMW chain through sections and retirements.
     static ref EPOCH: loom::sync::atomic::AtomicUsize = loom::sync::atomic::AtomicUsize::new(0);
+    /// Threads inside a section, as loom sees it (for `synchronize`).
+    static ref ACTIVE: loom::sync::atomic::AtomicUsize = loom::sync::atomic::AtomicUsize::new(0);
 }
 
 fn state() -> std::sync::MutexGuard<'static, LoomState> {
@@ -52,12 +54,17 @@ fn state() -> std::sync::MutexGuard<'static, LoomState> {
 
 pub(super) fn pin() {
     state().pinned += 1;
+    // ORDERING: AcqRel; the RMW chain `synchronize` reads (see there).
+    ACTIVE.fetch_add(1, loom::sync::atomic::Ordering::AcqRel);
     // ORDERING: AcqRel; pairs with the AcqRel RMWs of `unpin` and `call_rcu`: reclamations
     // before this section are ordered before it.
     EPOCH.fetch_add(0, loom::sync::atomic::Ordering::AcqRel);
 }
 
 pub(super) fn unpin() {
+    // ORDERING: AcqRel; a `synchronize` that reads the count this leaves synchronises with the
+    // end of this section (the RMWs form one release sequence).
+    ACTIVE.fetch_sub(1, loom::sync::atomic::Ordering::AcqRel);
     let now_zero = {
         let mut st = state();
         st.pinned -= 1;
@@ -118,5 +125,19 @@ pub(super) fn drain() {
         // SAFETY: queued by `call_rcu`, whose contract makes this call sound once; every model
         // thread has joined, so no reader remains.
         unsafe { (d.func)(d.head) };
+    }
+}
+
+/// `synchronize_rcu` in the model: waits until no model thread is inside a section (the
+/// caller is outside every section), then synchronises with the last section's end.
+pub(super) fn synchronize() {
+    // The grace period's start: sections that begin after it (their `pin` RMW reads this or
+    // later) see everything the caller did before (the unlink of what it will free).
+    // ORDERING: AcqRel; pairs with the AcqRel RMW of every later `pin`.
+    EPOCH.fetch_add(0, loom::sync::atomic::Ordering::AcqRel);
+    // ORDERING: Acquire; reads the RMW chain of `pin`/`unpin`: a zero read synchronises with
+    // every section's end before it (stronger than RCU needs: it waits for later sections too).
+    while ACTIVE.load(loom::sync::atomic::Ordering::Acquire) != 0 {
+        loom::thread::yield_now();
     }
 }

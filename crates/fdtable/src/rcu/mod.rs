@@ -181,6 +181,105 @@ pub(crate) struct Section {
     token: usize,
 }
 
+/// A borrow section in progress (see [`borrow_begin`]).
+#[must_use]
+#[derive(Debug)]
+pub(crate) struct BorrowToken {
+    #[cfg(all(feature = "std", not(loom)))]
+    rec: NonNull<epoch::Record>,
+    #[cfg(not(all(feature = "std", not(loom))))]
+    #[cfg_attr(loom, allow(dead_code))]
+    token: usize,
+}
+
+/// Begins a borrow section: a read-side section that may last across a whole operation on a
+/// lent file, on this thread (sections nest). `None` if it cannot be begun cheaply now (the
+/// thread has no RCU record yet): call [`borrow_register`] and retry, or take a reference.
+#[inline(always)]
+pub(crate) fn borrow_begin() -> Option<BorrowToken> {
+    #[cfg(all(feature = "std", not(loom)))]
+    {
+        epoch::borrow_begin().map(|rec| BorrowToken { rec })
+    }
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    {
+        Some(BorrowToken {
+            token: hooks::read_lock(),
+        })
+    }
+    #[cfg(loom)]
+    {
+        loom_model::pin();
+        Some(BorrowToken { token: 0 })
+    }
+}
+
+/// Ends a borrow section (on the thread that began it).
+#[inline(always)]
+pub(crate) fn borrow_end(t: BorrowToken) {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::borrow_end(t.rec);
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    hooks::read_unlock(t.token);
+    #[cfg(loom)]
+    {
+        let _ = t;
+        loom_model::unpin();
+    }
+}
+
+/// Gives this thread what [`borrow_begin`] needs, if it can have it.
+#[cold]
+pub(crate) fn borrow_register() {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::ensure_registered();
+}
+
+/// `synchronize_rcu`: waits until every read-side section that had begun when it was called
+/// has ended. The caller must be outside every section (see [`in_borrow`]).
+pub(crate) fn synchronize() {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::synchronize();
+    #[cfg(all(not(feature = "std"), not(loom)))]
+    hooks::synchronize_rcu();
+    #[cfg(loom)]
+    loom_model::synchronize();
+}
+
+/// Whether this thread is inside a borrow section (with the built-in RCU; elsewhere the
+/// embedder's rule applies: no `synchronize_rcu` inside a read-side section).
+pub(crate) fn in_borrow() -> bool {
+    #[cfg(all(feature = "std", not(loom)))]
+    {
+        epoch::in_borrow()
+    }
+    #[cfg(not(all(feature = "std", not(loom))))]
+    {
+        false
+    }
+}
+
+/// Runs `func(head)` when this thread's outermost borrow section ends.
+///
+/// # Safety
+///
+/// As [`call_rcu`], and this thread is inside a borrow section ([`in_borrow`]).
+pub(crate) unsafe fn defer_until_borrows_end(
+    head: NonNull<RcuHead>,
+    func: unsafe fn(NonNull<RcuHead>),
+) {
+    #[cfg(all(feature = "std", not(loom)))]
+    // SAFETY: forwarded contract.
+    unsafe {
+        epoch::defer_until_borrows_end(head, func)
+    }
+    #[cfg(not(all(feature = "std", not(loom))))]
+    {
+        let _ = (head, func);
+        unreachable!("in_borrow() is false outside the built-in RCU");
+    }
+}
+
 /// A section begun on the fast path (see [`HandleReader::lookup_try_begin`]).
 #[must_use]
 #[derive(Clone, Copy)]

@@ -1,0 +1,190 @@
+//! `fdget_rcu`: files lent under an RCU section, no reference count. The file is never released
+//! while lent; the release that must wait does so before the close that dropped the last
+//! reference returns (or, on the borrowing thread itself, when its borrow ends).
+
+#![cfg(not(loom))]
+
+use fdtable::{Errno, FileLike, FileRef, Files};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+struct Probe {
+    id: usize,
+    released: AtomicBool,
+    releases: Arc<AtomicUsize>,
+}
+impl FileLike for Probe {}
+impl Probe {
+    fn check(&self) -> usize {
+        // ORDERING: SeqCst (more than needed); a use must never see its file released.
+        assert!(!self.released.load(Ordering::SeqCst), "file {} used after release", self.id);
+        self.id
+    }
+}
+impl Drop for Probe {
+    fn drop(&mut self) {
+        // ORDERING: SeqCst (more than needed); test flags, read after joins or on this thread.
+        assert!(!self.released.swap(true, Ordering::SeqCst));
+        self.releases.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn probe(id: usize, r: &Arc<AtomicUsize>) -> FileRef<Probe> {
+    FileRef::new(Probe {
+        id,
+        released: AtomicBool::new(false),
+        releases: r.clone(),
+    })
+}
+
+fn released(r: &AtomicUsize) -> usize {
+    // ORDERING: SeqCst (more than needed); see `Drop for Probe`.
+    r.load(Ordering::SeqCst)
+}
+
+#[test]
+fn unshared_tables_lend_light_borrows() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let files: Files<Probe> = Files::new();
+    files.install(probe(1, &r), 0, 1024).unwrap();
+    let f = files.fdget_rcu(0).unwrap();
+    assert!(!f.is_rcu());
+    assert_eq!(f.check(), 1);
+    let counted = f.upgrade().unwrap();
+    assert_eq!(FileRef::count(&counted), 2);
+    assert!(files.fdget_rcu(1).is_none());
+    assert!(files.fdget_rcu(u32::MAX).is_none());
+}
+
+#[test]
+fn a_close_on_another_thread_waits_for_the_borrow() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(7, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    let borrowed = files.fdget_rcu(0).unwrap();
+    assert!(borrowed.is_rcu());
+    // The table's reference and this fget's: the borrow took none.
+    assert_eq!(FileRef::count(&files.fget(0).unwrap()), 2, "no reference taken");
+    let closing = Arc::new(AtomicBool::new(false));
+    let closed = Arc::new(AtomicBool::new(false));
+    let t = {
+        let (closing, closed) = (closing.clone(), closed.clone());
+        std::thread::spawn(move || {
+            // ORDERING: SeqCst (more than needed); test flags.
+            closing.store(true, Ordering::SeqCst);
+            other.close_fd(0).unwrap();
+            closed.store(true, Ordering::SeqCst);
+            other
+        })
+    };
+    // ORDERING: SeqCst (more than needed); test flags.
+    while !closing.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    // The close cannot complete (its release waits for this borrow), whatever the scheduling:
+    // the file is alive and usable until the borrow ends.
+    for _ in 0..1000 {
+        assert_eq!(borrowed.check(), 7);
+        std::thread::yield_now();
+    }
+    assert_eq!(released(&r), 0);
+    assert!(!closed.load(Ordering::SeqCst), "the close returned while the file was lent");
+    drop(borrowed);
+    let other = t.join().unwrap();
+    // Released exactly once, before the close returned.
+    assert!(closed.load(Ordering::SeqCst));
+    assert_eq!(released(&r), 1);
+    assert!(files.fdget_rcu(0).is_none());
+    drop(other);
+}
+
+#[test]
+fn a_release_on_the_borrowing_thread_runs_when_its_borrow_ends() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(3, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    {
+        let borrowed = files.fdget_rcu(0).unwrap();
+        // The same thread closes the file through another handle: its release cannot wait for
+        // this thread's own borrow, so it runs when the borrow ends.
+        other.close_fd(0).unwrap();
+        assert_eq!(released(&r), 0);
+        assert_eq!(borrowed.check(), 3);
+        // A lent file whose last reference is gone cannot be upgraded.
+        assert!(borrowed.upgrade().is_none());
+    }
+    assert_eq!(released(&r), 1);
+    drop(other);
+}
+
+#[test]
+fn upgrade_keeps_the_file_past_the_borrow() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(4, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    let kept = files.fdget_rcu(0).unwrap().upgrade().unwrap();
+    other.close_fd(0).unwrap();
+    assert_eq!(released(&r), 0);
+    assert_eq!(kept.check(), 4);
+    drop(kept);
+    assert_eq!(released(&r), 1);
+}
+
+#[test]
+fn borrowers_and_closers_race() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    let created = Arc::new(AtomicUsize::new(0));
+    for i in 0..8 {
+        files.install(probe(i, &r), 0, 1024).unwrap();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let ready = Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..2)
+        .map(|_| {
+            let h = files.share();
+            let (stop, ready) = (stop.clone(), ready.clone());
+            std::thread::spawn(move || {
+                let mut seen = 0usize;
+                assert!(h.fdget_rcu(0).is_some());
+                // ORDERING: Relaxed; a start signal.
+                ready.fetch_add(1, Ordering::Relaxed);
+                // ORDERING: Relaxed; a stop signal.
+                while !stop.load(Ordering::Relaxed) {
+                    for fd in 0..8 {
+                        if let Some(f) = h.fdget_rcu(fd) {
+                            f.check();
+                            seen += 1;
+                            if seen % 7 == 0 {
+                                drop(f.upgrade());
+                            }
+                        }
+                    }
+                }
+                seen
+            })
+        })
+        .collect();
+    // ORDERING: Relaxed; a start signal.
+    while ready.load(Ordering::Relaxed) < 2 {
+        std::thread::yield_now();
+    }
+    for i in 0..3000 {
+        let fd = (i % 8) as u32;
+        let _ = files.close_fd(fd);
+        // ORDERING: Relaxed; a counter read after the joins.
+        created.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(files.replace_fd(fd, probe(100 + i, &r), 0, 1024), Ok(fd));
+    }
+    // ORDERING: Relaxed; a stop signal.
+    stop.store(true, Ordering::Relaxed);
+    let seen: usize = readers.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(seen > 0);
+    drop(files);
+    // ORDERING: Relaxed; the threads are joined.
+    assert_eq!(released(&r), 8 + created.load(Ordering::Relaxed));
+    let _ = Errno::EBADF;
+}
