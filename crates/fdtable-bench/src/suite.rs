@@ -155,5 +155,12 @@ pub fn all() -> Vec<Workload> {
 
 /// Names of every implementation the suite knows.
 pub const IMPLS: &[&str] = &[
-    "fdtable", "fdtable-rcu", "before", "mutex", "rwlock", "kernel", "gvisor", "floor",
+    "fdtable",
+    "fdtable-rcu",
+    "before",
+    "mutex",
+    "rwlock",
+    "kernel",
+    "gvisor",
+    "floor",
 ];

@@ -149,7 +149,10 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     /// `ptr` was read from a slot inside the borrow section `token`, which the result ends;
     /// the file's release waits for that section.
     #[inline(always)]
-    pub(crate) unsafe fn in_section(ptr: NonNull<FileInner<F>>, token: crate::rcu::BorrowToken) -> Self {
+    pub(crate) unsafe fn in_section(
+        ptr: NonNull<FileInner<F>>,
+        token: crate::rcu::BorrowToken,
+    ) -> Self {
         RcuFd {
             ptr,
             mode: Mode::Section(token),

@@ -17,7 +17,11 @@ impl FileLike for Probe {}
 impl Probe {
     fn check(&self) -> usize {
         // ORDERING: SeqCst (more than needed); a use must never see its file released.
-        assert!(!self.released.load(Ordering::SeqCst), "file {} used after release", self.id);
+        assert!(
+            !self.released.load(Ordering::SeqCst),
+            "file {} used after release",
+            self.id
+        );
         self.id
     }
 }
@@ -65,7 +69,11 @@ fn a_close_on_another_thread_waits_for_the_borrow() {
     let borrowed = files.fdget_rcu(0).unwrap();
     assert!(borrowed.is_rcu());
     // The table's reference and this fget's: the borrow took none.
-    assert_eq!(FileRef::count(&files.fget(0).unwrap()), 2, "no reference taken");
+    assert_eq!(
+        FileRef::count(&files.fget(0).unwrap()),
+        2,
+        "no reference taken"
+    );
     let closing = Arc::new(AtomicBool::new(false));
     let closed = Arc::new(AtomicBool::new(false));
     let t = {
@@ -89,7 +97,10 @@ fn a_close_on_another_thread_waits_for_the_borrow() {
         std::thread::yield_now();
     }
     assert_eq!(released(&r), 0);
-    assert!(!closed.load(Ordering::SeqCst), "the close returned while the file was lent");
+    assert!(
+        !closed.load(Ordering::SeqCst),
+        "the close returned while the file was lent"
+    );
     drop(borrowed);
     let other = t.join().unwrap();
     // Released exactly once, before the close returned.
@@ -158,7 +169,7 @@ fn borrowers_and_closers_race() {
                         if let Some(f) = h.fdget_rcu(fd) {
                             f.check();
                             seen += 1;
-                            if seen % 7 == 0 {
+                            if seen.is_multiple_of(7) {
                                 drop(f.upgrade());
                             }
                         }

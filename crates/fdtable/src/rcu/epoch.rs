@@ -583,7 +583,8 @@ pub(super) fn borrow_begin() -> Option<NonNull<Record>> {
     let n = rec.borrow_nest.get();
     if n == 0 {
         // ORDERING: as in `begin_lookup_on`.
-        rec.borrow.store(EPOCH.load(Ordering::Acquire), Ordering::Release);
+        rec.borrow
+            .store(EPOCH.load(Ordering::Acquire), Ordering::Release);
         light_barrier();
     }
     rec.borrow_nest.set(n + 1);
@@ -665,6 +666,36 @@ fn run_pending_releases(rec: &Record) {
             }
         }
     }
+}
+
+/// Returns once every borrow section that had begun when it was called has ended — what a
+/// release of a lent file waits for (lookups and put windows never touch a file's value).
+/// With no borrow section open anywhere (the common case), one `membarrier` and a scan;
+/// otherwise a full [`synchronize`]. The caller must be outside every section.
+pub(super) fn synchronize_borrows() {
+    {
+        let reg = REGISTRY.lock();
+        heavy_barrier();
+        let mut r = reg.head;
+        let mut open = false;
+        while !r.is_null() {
+            // SAFETY: registry records are never freed.
+            let rec = unsafe { &*r };
+            // ORDERING: Acquire; pairs with the Release store that ends a borrow section: what
+            // a finished section did with the file happens-before its release. A section whose
+            // begin store this scan (after the membarrier) does not see cannot see the file
+            // (module docs: the Dekker pairing).
+            if rec.borrow.load(Ordering::Acquire) != 0 {
+                open = true;
+                break;
+            }
+            r = rec.next;
+        }
+        if !open {
+            return;
+        }
+    }
+    synchronize();
 }
 
 /// `synchronize_rcu`: returns once every section that had begun when it was called has

@@ -235,11 +235,12 @@ pub(crate) fn borrow_register() {
     epoch::ensure_registered();
 }
 
-/// `synchronize_rcu`: waits until every read-side section that had begun when it was called
-/// has ended. The caller must be outside every section (see [`in_borrow`]).
+/// Waits until every borrow section that had begun when it was called has ended (the
+/// embedder's `synchronize_rcu` without `std`). The caller must be outside every section (see
+/// [`in_borrow`]).
 pub(crate) fn synchronize() {
     #[cfg(all(feature = "std", not(loom)))]
-    epoch::synchronize();
+    epoch::synchronize_borrows();
     #[cfg(all(not(feature = "std"), not(loom)))]
     hooks::synchronize_rcu();
     #[cfg(loom)]
