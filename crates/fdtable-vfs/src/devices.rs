@@ -66,6 +66,10 @@ impl CharDevice for DevZero {
 }
 
 impl FileOperations for DevNull {
+    fn never_blocks(&self) -> bool {
+        true
+    }
+
     fn fmode(&self) -> u32 {
         MEM_FMODE | FMODE_CAN_SPLICE_READ
     }
@@ -87,6 +91,10 @@ impl FileOperations for DevNull {
 }
 
 impl FileOperations for DevZero {
+    fn never_blocks(&self) -> bool {
+        true
+    }
+
     fn fmode(&self) -> u32 {
         MEM_FMODE | FMODE_CAN_SPLICE_READ
     }
@@ -163,6 +171,10 @@ pub struct TestDeviceFile {
 }
 
 impl FileOperations for TestDeviceFile {
+    fn never_blocks(&self) -> bool {
+        true
+    }
+
     fn fmode(&self) -> u32 {
         FMODE_LSEEK | FMODE_PREAD | FMODE_PWRITE
     }

@@ -42,11 +42,10 @@ impl Task {
         arg: usize,
         mem: &mut dyn UserMemory,
     ) -> Result<i64, Errno> {
-        let f = self.fdget(fd)?;
-        match self.fd_ioctl(fd, cmd) {
+        self.with_file(fd, |f, _| match self.fd_ioctl(fd, cmd) {
             Some(r) => r,
-            None => file_ioctl(&f, cmd, arg, mem),
-        }
+            None => file_ioctl(f, cmd, arg, mem),
+        })
     }
 
     /// `compat_ioctl(fd, cmd, arg)` for a 32-bit guest: the generic commands with the

@@ -70,6 +70,15 @@ pub trait FileOperations: Any + Send + Sync {
     /// position, `FMODE_CAN_ODIRECT`, `FMODE_CAN_SPLICE_READ`. Read once, when the file is made.
     fn fmode(&self) -> u32;
 
+    /// Whether every operation of this file returns without waiting for anything (an
+    /// in-memory file, /dev/zero, a driver answering from memory). The layer then looks such a
+    /// file up on a shared table without taking a reference (`Files::fdget_rcu`: no locked
+    /// instruction), since nothing can block while it is lent. False by default: a pipe, a
+    /// socket or a host file may block, so they are looked up with a reference, as Linux does.
+    fn never_blocks(&self) -> bool {
+        false
+    }
+
     /// The inode's attributes (`i_mode`, `i_size`, block size...).
     fn getattr(&self) -> Kstat;
 

@@ -8,7 +8,7 @@ use crate::file::File;
 use crate::ops::Kstat;
 use crate::task::Task;
 use crate::uapi::*;
-use fdtable::Errno;
+use fdtable::{Errno, FileRef};
 use std::io::{IoSlice, IoSliceMut};
 
 /// `rw_verify_area`: `EINVAL` for a negative position or one where `pos + count` overflows.
@@ -116,17 +116,48 @@ impl Task {
         fd: i32,
         op: impl FnOnce(&File, Option<&mut i64>) -> Result<R, Errno>,
     ) -> Result<R, Errno> {
-        let f = self.fdget(fd)?;
-        if f.is_stream() {
-            return op(&f, None);
+        self.with_file(fd, |f, count| {
+            if f.is_stream() {
+                return op(f, None);
+            }
+            let guard = f.pos_lock(count);
+            let mut pos = guard.get();
+            let r = op(f, Some(&mut pos));
+            if r.is_ok() {
+                guard.set(pos);
+            }
+            r
+        })
+    }
+
+    /// Runs `op` with the file at `fd` (not `O_PATH`: `EBADF`) and the count `fdget_pos`'s
+    /// locking rule reads. A file that never blocks is looked up without a reference
+    /// (`fdget_rcu`: no locked instruction); lent on a shared table, another task may be using
+    /// it at the same moment with no reference of its own either, so the count given is
+    /// "shared". Any other file is looked up with a reference on a shared table, as Linux does.
+    #[inline]
+    pub(crate) fn with_file<R>(
+        &self,
+        fd: i32,
+        op: impl FnOnce(&File, usize) -> Result<R, Errno>,
+    ) -> Result<R, Errno> {
+        let b = self.files().fdget_rcu(fd as u32).ok_or(Errno::EBADF)?;
+        if b.f_mode() & FMODE_PATH != 0 {
+            return Err(Errno::EBADF);
         }
-        let guard = f.pos_lock(f.file_count());
-        let mut pos = guard.get();
-        let r = op(&f, Some(&mut pos));
-        if r.is_ok() {
-            guard.set(pos);
+        if !b.is_rcu() {
+            let count = b.file_count();
+            return op(&b, count);
         }
-        r
+        if b.ops().never_blocks() {
+            return op(&b, usize::MAX);
+        }
+        // It may block: hold a reference instead of the section. The borrow's lookup came
+        // before any close that made the upgrade fail, so EBADF is an answer Linux can give.
+        let f = b.upgrade();
+        drop(b);
+        let f = f.ok_or(Errno::EBADF)?;
+        op(&f, FileRef::count(&f))
     }
 
     /// `read(fd, buf)` — reads at the file position and advances it. `EBADF` if `fd` is not

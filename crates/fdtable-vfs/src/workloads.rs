@@ -68,6 +68,10 @@ impl Dd {
 struct EmptyFile;
 
 impl FileOperations for EmptyFile {
+    fn never_blocks(&self) -> bool {
+        true
+    }
+
     fn fmode(&self) -> u32 {
         0
     }

@@ -191,6 +191,13 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
         }
     }
 
+    /// `file_count`: the references on the file now (a lent file's are its holders', none
+    /// of them this borrow's).
+    pub fn file_count(&self) -> usize {
+        // SAFETY: alive for as long as `self`.
+        unsafe { self.ptr.as_ref() }.count()
+    }
+
     /// Whether this holds an RCU section (the table is shared) rather than a light borrow or
     /// a reference.
     pub fn is_rcu(&self) -> bool {

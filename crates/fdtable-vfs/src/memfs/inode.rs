@@ -399,6 +399,10 @@ impl Drop for Inode {
 }
 
 impl FileOperations for Inode {
+    fn never_blocks(&self) -> bool {
+        true
+    }
+
     fn fmode(&self) -> u32 {
         match self.kind {
             InodeKind::Reg(_) => {
