@@ -48,6 +48,7 @@
  *   libfdtable.so.MAJOR.MINOR.PATCH. MAJOR changes only when the ABI breaks, MINOR when
  *   something is added, PATCH otherwise. A program runs with any library of its SONAME at
  *   least as new as the header it was built with. Only fdt_* symbols are exported.
+ *   docs/C-ABI.md has the policy, and how CI checks the ABI against a recorded baseline.
  * - Within one MAJOR the ABI only grows: calls, constants and flag bits are added; members
  *   are added at the end of struct fdt_file_ops (see GROWTH); reserved members of struct
  *   fdt_stat get a meaning (its size stays 128 bytes). No call is removed or changes its

@@ -581,6 +581,7 @@ impl World {
                 let whence = c_int::from(b.u8() % 7) - 1;
                 // SAFETY: a live handle or NULL.
                 let r = unsafe { fdt_lseek(self.c_handle(h), fd, off, whence) };
+                check_errno(r, "lseek");
                 match h {
                     Some(i) => assert_eq!(
                         r,
@@ -773,6 +774,7 @@ impl World {
                 fdt_read(self.c_handle(h), fd, p, count)
             }
         };
+        check_errno(r as i64, "read");
         match h {
             Some(i) if !null || count == 0 => {
                 let t = &self.m[i];
@@ -809,6 +811,7 @@ impl World {
                 fdt_write(self.c_handle(h), fd, p, count)
             }
         };
+        check_errno(r as i64, "write");
         match h {
             Some(i) if !null || count == 0 => {
                 let t = &self.m[i];
