@@ -27,9 +27,10 @@
  *   ESPIPE, which every Unix numbers alike, so <errno.h>'s names compare right with any libc;
  *   a callback's `-errno` comes back unchanged.
  * - NULL handles never crash: a NULL `struct fdt_files *`, `struct fdt_file *` or
- *   out-parameter gives -EINVAL. Garbage descriptors (negative, huge, closed, reserved) get
- *   what Linux answers, -EBADF mostly. A non-NULL pointer must be one this library returned
- *   and that is still alive, as with any C API.
+ *   out-parameter gives -EINVAL (a NULL buffer, as in the kernel, -EFAULT). Garbage
+ *   descriptors (negative, huge, closed, reserved) get what Linux answers, -EBADF mostly. A
+ *   non-NULL pointer must be one this library returned and that is still alive, as with any
+ *   C API.
  *
  * LEGACY CALLS
  *
@@ -347,8 +348,9 @@ struct fdt_file_ops {
   ssize_t (*write)(void *private_data, const void *buf, size_t count, int64_t *pos);
   // `unlocked_ioctl`: a command the generic layer did not answer (everything but
   // `FIOCLEX`, `FIONCLEX`, `FIONBIO`, `FIOASYNC`, `FIOQSIZE`, `FIGETBSZ`, and `FIONREAD` on
-  // a regular file: see `getattr`), with `arg` as the caller passed it. A result in -4095..-1 is `-errno`; anything else is returned as is.
-  // Return `-ENOTTY` for a command you do not know. NULL: `-ENOTTY`.
+  // a regular file: see `getattr`), with `arg` as the caller passed it. A result in
+  // -4095..-1 is `-errno`; anything else is returned as is. Return `-ENOTTY` for a command
+  // you do not know. NULL: `-ENOTTY`.
   long (*ioctl)(void *private_data, unsigned int cmd, unsigned long arg);
   // `compat_ioctl`, for a 32-bit caller (`fdt_compat_ioctl`): `arg` is the 32-bit value,
   // zero-extended. NULL: `-ENOTTY`.
@@ -376,7 +378,7 @@ struct fdt_file_ops {
   // for a Linux file without `->poll`.
   unsigned int (*poll)(void *private_data);
   // (Since 0.2; read by `fdt_file_new2` only.) `->getattr`: fills `*st` (zeroed by the
-  // caller; leave the reserved members alone) and returns 0, or returns `-errno`.
+  // library; leave the reserved members alone) and returns 0, or returns `-errno`.
   // `fdt_fstat` returns it. Also called once by `fdt_file_new2` to fix the file's type
   // (`st->mode & S_IFMT`), and by the generic ioctls: for a regular file (`S_IFREG`)
   // `FDT_FIONREAD` is answered as `size` minus the position and `FIOQSIZE` as `blocks *

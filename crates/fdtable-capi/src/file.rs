@@ -65,8 +65,9 @@ pub struct fdt_file_ops {
     >,
     /// `unlocked_ioctl`: a command the generic layer did not answer (everything but
     /// `FIOCLEX`, `FIONCLEX`, `FIONBIO`, `FIOASYNC`, `FIOQSIZE`, `FIGETBSZ`, and `FIONREAD` on
-    /// a regular file: see `getattr`), with `arg` as the caller passed it. A result in -4095..-1 is `-errno`; anything else is returned as is.
-    /// Return `-ENOTTY` for a command you do not know. NULL: `-ENOTTY`.
+    /// a regular file: see `getattr`), with `arg` as the caller passed it. A result in
+    /// -4095..-1 is `-errno`; anything else is returned as is. Return `-ENOTTY` for a command
+    /// you do not know. NULL: `-ENOTTY`.
     pub ioctl: Option<
         unsafe extern "C" fn(private_data: *mut c_void, cmd: c_uint, arg: c_ulong) -> c_long,
     >,
@@ -105,7 +106,7 @@ pub struct fdt_file_ops {
     /// for a Linux file without `->poll`.
     pub poll: Option<unsafe extern "C" fn(private_data: *mut c_void) -> c_uint>,
     /// (Since 0.2; read by `fdt_file_new2` only.) `->getattr`: fills `*st` (zeroed by the
-    /// caller; leave the reserved members alone) and returns 0, or returns `-errno`.
+    /// library; leave the reserved members alone) and returns 0, or returns `-errno`.
     /// `fdt_fstat` returns it. Also called once by `fdt_file_new2` to fix the file's type
     /// (`st->mode & S_IFMT`), and by the generic ioctls: for a regular file (`S_IFREG`)
     /// `FDT_FIONREAD` is answered as `size` minus the position and `FIOQSIZE` as `blocks *
@@ -182,7 +183,8 @@ pub(crate) struct CFile {
 }
 
 // SAFETY: `private_data` is only ever passed back to the C callbacks, whose contract
-// (documented on `fdt_file_ops`) is that they may be called from any thread, concurrently.
+// (documented on `fdt_file_ops`) is that they may be called from any thread, concurrently;
+// `ops_addr` is only compared, never dereferenced.
 unsafe impl Send for CFile {}
 // SAFETY: as above.
 unsafe impl Sync for CFile {}
