@@ -8,8 +8,9 @@
  *
  * Link: `pkg-config --cflags --libs fdtable`, or -lfdtable. A static link also needs the
  * system libraries in fdtable.pc's Libs.private (`pkg-config --static --libs fdtable`), which
- * are what rustc reports the static library needs; on Linux (glibc or musl):
+ * are what rustc reports the static library needs; on Linux with glibc:
  *   -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+ * and for a *-linux-musl build, -lunwind -lc (libunwind.a from Rust's musl target).
  *
  * ERRORS: ONE CONVENTION
  *
