@@ -5,7 +5,7 @@
 //! The literals are spelled out because cbindgen copies them into the header; the tests check
 //! each against the value the Rust layer uses.
 
-use std::ffi::{c_int, c_uint, c_ulong};
+use std::ffi::{c_int, c_short, c_uint, c_ulong};
 
 /// `O_RDONLY`: open for reading only.
 pub const FDT_O_RDONLY: c_uint = 0;
@@ -19,8 +19,9 @@ pub const FDT_O_APPEND: c_uint = 0x400;
 pub const FDT_O_NONBLOCK: c_uint = 0x800;
 /// `O_CLOEXEC`: the close-on-exec flag of `fdt_install`, `fdt_get_unused_fd` and `fdt_dup3`.
 pub const FDT_O_CLOEXEC: c_uint = 0x80000;
-/// `O_PATH`: a file that is only a location. `fdt_fdget`, `fdt_fget`, read, write, lseek and
-/// ioctl refuse it with `EBADF`, as Linux's `fdget` does; fcntl's descriptor commands work.
+/// `O_PATH`: a file that is only a location. `fdt_fdget2`, `fdt_fget2`, read, write, lseek and
+/// ioctl refuse it with `EBADF`, as Linux's `fdget` does; fcntl's descriptor commands and
+/// `fdt_fstat` work.
 pub const FDT_O_PATH: c_uint = 0x200000;
 
 /// `FD_CLOEXEC`: the bit of `F_GETFD` / `F_SETFD`.
@@ -47,7 +48,8 @@ pub const FDT_CLOSE_RANGE_UNSHARE: c_uint = 2;
 /// `CLOSE_RANGE_CLOEXEC`: set close-on-exec over the range instead of closing.
 pub const FDT_CLOSE_RANGE_CLOEXEC: c_uint = 4;
 
-/// `FIONREAD`: passed to the file's `ioctl` callback (the files made here have no size).
+/// `FIONREAD`: passed to the file's `ioctl` callback, unless its `getattr` callback says it
+/// is a regular file (`S_IFREG`): then the answer is its size minus the position.
 pub const FDT_FIONREAD: c_uint = 0x541B;
 /// `FIONBIO`: `arg` points to an `int`; sets or clears `O_NONBLOCK`.
 pub const FDT_FIONBIO: c_uint = 0x5421;
@@ -74,6 +76,29 @@ pub const FDT_NOFILE_HARD_DEFAULT: c_ulong = 4096;
 /// `FDPUT_FPUT`: in `struct fdt_fd`'s `flags`, the lookup took a reference that `fdt_fdput`
 /// drops.
 pub const FDT_FDPUT_FPUT: c_uint = 1;
+
+/// `POLLIN`: data to read (`fdt_poll`, the `poll` callback).
+pub const FDT_POLLIN: c_short = 0x001;
+/// `POLLPRI`: urgent data to read.
+pub const FDT_POLLPRI: c_short = 0x002;
+/// `POLLOUT`: writing would not block.
+pub const FDT_POLLOUT: c_short = 0x004;
+/// `POLLERR`: an error condition (always reported, asked for or not).
+pub const FDT_POLLERR: c_short = 0x008;
+/// `POLLHUP`: hung up (always reported).
+pub const FDT_POLLHUP: c_short = 0x010;
+/// `POLLNVAL`: the descriptor is not open (set by `fdt_poll`, never by a callback).
+pub const FDT_POLLNVAL: c_short = 0x020;
+/// `POLLRDNORM`: normal data to read.
+pub const FDT_POLLRDNORM: c_short = 0x040;
+/// `POLLRDBAND`: priority-band data to read.
+pub const FDT_POLLRDBAND: c_short = 0x080;
+/// `POLLWRNORM`: normal data may be written.
+pub const FDT_POLLWRNORM: c_short = 0x100;
+/// `POLLWRBAND`: priority-band data may be written.
+pub const FDT_POLLWRBAND: c_short = 0x200;
+/// `POLLRDHUP`: the peer closed its writing end (a stream socket).
+pub const FDT_POLLRDHUP: c_short = 0x2000;
 
 /// In `struct fdt_file_ops`'s `flags`: the file has no position (a pipe, a socket, a
 /// character stream; the kernel's `stream_open`). `read`/`write` get `pos == NULL`,

@@ -10,14 +10,14 @@ use std::ptr;
 use std::sync::Arc;
 
 /// A descriptor table handle: one task's view of a table (the kernel's `current->files`),
-/// with that task's own `RLIMIT_NOFILE`. Opaque; made by `fdt_files_new`, `fdt_files_fork`
-/// or `fdt_files_share`, freed by `fdt_files_put`.
+/// with that task's own `RLIMIT_NOFILE`. Opaque; made by `fdt_files_new`, `fdt_files_fork2`
+/// or `fdt_files_share2`, freed by `fdt_files_put`.
 pub struct fdt_files {
     pub(crate) task: Task,
 }
 
 /// The namespace of a C table: nothing can be opened by path; C callers make their files
-/// with `fdt_file_new` and install them.
+/// with `fdt_file_new2` and install them.
 struct NoPaths;
 
 impl Namespace for NoPaths {
@@ -30,16 +30,31 @@ fn boxed(task: Task) -> *mut fdt_files {
     Box::into_raw(Box::new(fdt_files { task }))
 }
 
-/// Sets the C `errno` (for the calls that report failure with NULL).
+/// Sets the C `errno` (only for the legacy calls that report failure with NULL). The
+/// [`errno`] crate finds this thread's `errno` on every libc: `__errno_location` (glibc, musl),
+/// `__error` (macOS, FreeBSD), `__errno` (OpenBSD, NetBSD, Android), `___errno` (illumos).
 fn set_errno(e: Errno) {
-    // SAFETY: `__errno_location` returns this thread's errno, valid for the thread's life.
-    unsafe { *libc::__errno_location() = e.raw() };
+    errno::set_errno(errno::Errno(e.raw()));
 }
 
 /// NULL with `errno` set to `e`.
 fn null_with(e: Errno) -> *mut fdt_files {
     set_errno(e);
     ptr::null_mut()
+}
+
+/// Stores `value` in `*out` if `out` is not NULL.
+///
+/// # Safety
+///
+/// `out` is NULL or valid for a write of a `T`.
+#[inline(always)]
+pub(crate) unsafe fn put_out<T>(out: *mut T, value: T) {
+    if !out.is_null() {
+        // SAFETY: non-NULL, so valid for a write (the caller's contract); `T` is `Copy` data
+        // (a pointer or a plain struct), so nothing is dropped.
+        unsafe { out.write(value) }
+    }
 }
 
 /// The handle behind `files`, shared.
@@ -70,9 +85,10 @@ pub(crate) unsafe fn handle_mut<'a>(files: *mut fdt_files) -> Option<&'a mut Tas
 /// (`FDT_NOFILE_SOFT_DEFAULT`, `FDT_NOFILE_HARD_DEFAULT`).
 ///
 /// Ownership: the caller owns the returned handle and frees it with `fdt_files_put`.
-/// Never returns NULL: like every allocation of a fixed size in this library, running out of
-/// memory aborts the process (Rust's global allocator). Allocations that grow with the table
-/// (its arrays and bitmaps) are fallible instead and report `-ENOMEM`.
+/// Cannot fail, so it returns the handle directly: like every allocation of a fixed size in
+/// this library, running out of memory aborts the process (Rust's global allocator).
+/// Allocations that grow with the table (its arrays and bitmaps) are fallible instead and
+/// report `-ENOMEM`.
 #[unsafe(no_mangle)]
 pub extern "C" fn fdt_files_new() -> *mut fdt_files {
     guard(ptr::null_mut(), || boxed(Task::new(Arc::new(NoPaths))))
@@ -100,56 +116,121 @@ pub unsafe extern "C" fn fdt_files_put(files: *mut fdt_files) {
 
 /// `fork()`: makes a new table holding a copy of `files`'s descriptors (each open file gains
 /// one reference; close-on-exec bits copied; descriptors reserved by `fdt_get_unused_fd` are
-/// not copied), with a copy of its `RLIMIT_NOFILE`.
+/// not copied), with a copy of its `RLIMIT_NOFILE`, and stores the caller's handle on it in
+/// `*child`.
 ///
-/// Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
-/// `fdt_files_put`). Returns NULL with `errno` set on failure: `EINVAL` if `files` is NULL,
-/// `EMFILE` if the copy would need a table larger than `nr_open` allows (see
-/// `fdt_set_nr_open`), `ENOMEM` if the copy's arrays could not be allocated.
+/// Ownership: `files` stays the caller's; the caller owns `*child` (free it with
+/// `fdt_files_put`).
+///
+/// Returns 0; `-EINVAL` if `files` or `child` is NULL, `-EMFILE` if the copy would need a
+/// table larger than `nr_open` allows (see `fdt_set_nr_open`), `-ENOMEM` if the copy's arrays
+/// could not be allocated. On failure `*child` is set to NULL (if `child` is not NULL).
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using; `child` is NULL or valid
+/// for a write of a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_files_fork2(
+    files: *mut fdt_files,
+    child: *mut *mut fdt_files,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { put_out(child, ptr::null_mut()) };
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    if child.is_null() {
+        return Errno::EINVAL.neg();
+    }
+    guard(PANICKED.neg(), || match task.fork() {
+        Ok(t) => {
+            // SAFETY: `child` is non-NULL and valid for a write (the caller's contract).
+            unsafe { child.write(boxed(t)) };
+            0
+        }
+        Err(e) => e.neg(),
+    })
+}
+
+/// Legacy form of `fdt_files_fork2` (deprecated): returns the new handle, or NULL with
+/// `errno` set to what `fdt_files_fork2` returns negated (`EINVAL`, `EMFILE`, `ENOMEM`).
 ///
 /// # Safety
 ///
 /// `files` is NULL or a live handle that no other thread is using.
+#[deprecated(note = "use fdt_files_fork2, which returns -errno")]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_files_fork(files: *mut fdt_files) -> *mut fdt_files {
-    // SAFETY: the caller's contract.
-    let Some(task) = (unsafe { handle(files) }) else {
-        return null_with(Errno::EINVAL);
-    };
-    guard(ptr::null_mut(), || match task.fork() {
-        Ok(child) => boxed(child),
-        Err(e) => null_with(e),
-    })
+    let mut child = ptr::null_mut();
+    // SAFETY: the caller's contract; `child` is a local.
+    match unsafe { fdt_files_fork2(files, &mut child) } {
+        0 => child,
+        e => null_with(Errno::new(-e)),
+    }
 }
 
-/// `clone(CLONE_FILES)`: makes another handle on the same table, for another task (or thread).
-/// Both handles see every change the other makes. The new handle gets its own copy of
-/// `RLIMIT_NOFILE`, as a separate process sharing the table would have.
+/// `clone(CLONE_FILES)`: makes another handle on the same table, for another task (or thread),
+/// and stores it in `*handle`. Both handles see every change the other makes. The new handle
+/// gets its own copy of `RLIMIT_NOFILE`, as a separate process sharing the table would have.
 ///
 /// After this call, light lookups on either handle take a reference (`FDT_FDPUT_FPUT`), and
 /// the two handles may be used from two threads at the same time.
 ///
-/// Ownership: `files` stays the caller's; the caller owns the returned handle (free it with
-/// `fdt_files_put`). Returns NULL with `errno` set to `EINVAL` if `files` is NULL (sharing
-/// itself cannot fail).
+/// Ownership: `files` stays the caller's; the caller owns `*handle` (free it with
+/// `fdt_files_put`).
+///
+/// Returns 0, or `-EINVAL` if `files` or `handle` is NULL (`*handle` is then set to NULL if
+/// `handle` is not NULL). Sharing itself cannot fail.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle that no other thread is using; `handle` is NULL or valid
+/// for a write of a pointer.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_files_share2(
+    files: *mut fdt_files,
+    handle: *mut *mut fdt_files,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    unsafe { put_out(handle, ptr::null_mut()) };
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    if handle.is_null() {
+        return Errno::EINVAL.neg();
+    }
+    guard(PANICKED.neg(), || match task.clone(CLONE_FILES) {
+        Ok(t) => {
+            // SAFETY: `handle` is non-NULL and valid for a write (the caller's contract).
+            unsafe { handle.write(boxed(t)) };
+            0
+        }
+        Err(e) => e.neg(),
+    })
+}
+
+/// Legacy form of `fdt_files_share2` (deprecated): returns the new handle, or NULL with
+/// `errno` set to `EINVAL` if `files` is NULL.
 ///
 /// # Safety
 ///
 /// `files` is NULL or a live handle that no other thread is using.
+#[deprecated(note = "use fdt_files_share2, which returns -errno")]
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_files_share(files: *mut fdt_files) -> *mut fdt_files {
-    // SAFETY: the caller's contract.
-    let Some(task) = (unsafe { handle_mut(files) }) else {
-        return null_with(Errno::EINVAL);
-    };
-    guard(ptr::null_mut(), || match task.clone(CLONE_FILES) {
-        Ok(t) => boxed(t),
-        Err(e) => null_with(e),
-    })
+    let mut h = ptr::null_mut();
+    // SAFETY: the caller's contract; `h` is a local.
+    match unsafe { fdt_files_share2(files, &mut h) } {
+        0 => h,
+        e => null_with(Errno::new(-e)),
+    }
 }
 
 /// `unshare(CLONE_FILES)`: if the table behind `*files` is shared with other handles, gives
-/// this handle a private copy of it (as `fdt_files_fork` copies). Does nothing to an unshared
+/// this handle a private copy of it (as `fdt_files_fork2` copies). Does nothing to an unshared
 /// table.
 ///
 /// Ownership: `*files` stays the caller's; use the value in `*files` after the call (this

@@ -1,6 +1,7 @@
-//! I/O through descriptors: read, write, pread, pwrite, lseek, ioctl, compat_ioctl, with the
-//! kernel's checks in the kernel's order before the file's callback runs.
+//! I/O through descriptors: read, write, pread, pwrite, lseek, ioctl, compat_ioctl, fstat and
+//! poll, with the kernel's checks in the kernel's order before the file's callback runs.
 
+use crate::file::{CFile, fdt_stat};
 use crate::files::{fdt_files, handle};
 use crate::guard::{PANICKED, guard, ret_i64, ret_size};
 use fdtable::Errno;
@@ -8,8 +9,8 @@ use fdtable_vfs::uapi::{
     FMODE_CAN_READ, FMODE_CAN_WRITE, FMODE_PREAD, FMODE_PWRITE, FMODE_READ, FMODE_WRITE,
     MAX_RW_COUNT,
 };
-use fdtable_vfs::{HostMemory, NoMemory, Task};
-use std::ffi::{c_int, c_long, c_uint, c_ulong, c_void};
+use fdtable_vfs::{HostMemory, NoMemory, PollFd, Task};
+use std::ffi::{c_int, c_long, c_short, c_uint, c_ulong, c_void};
 
 /// Which transfer a NULL buffer was given to.
 #[derive(Clone, Copy)]
@@ -275,5 +276,109 @@ pub unsafe extern "C" fn fdt_compat_ioctl(
     };
     guard(c_long::from(PANICKED.neg()), || {
         ret_i64(task.compat_ioctl(fd, cmd, arg as u32, &mut NoMemory)) as c_long
+    })
+}
+
+/// `fstat(fd, st)`: the attributes of the file at `fd`, from its `getattr` callback (all zeros
+/// without one). `FDT_O_PATH` files are answered too, as Linux answers them.
+///
+/// Returns 0; `-EBADF` if `fd` is not open; `-EFAULT` if `st` is NULL (after the descriptor
+/// check, in the kernel's order); the callback's `-errno`; `-EINVAL` if `files` is NULL. `*st`
+/// is written only on success.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread; `st` is NULL or valid for a
+/// write of a `struct fdt_stat`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fstat(files: *mut fdt_files, fd: c_int, st: *mut fdt_stat) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        let f = match task.fdget_raw(fd) {
+            Ok(f) => f,
+            Err(e) => return e.neg(),
+        };
+        if st.is_null() {
+            return Errno::EFAULT.neg();
+        }
+        // Every file made through this ABI is a `CFile`, whose callback's error is reported;
+        // another file (none today) answers what its `getattr` says.
+        let r = match f.ops_as::<CFile>() {
+            Some(c) => c.stat(),
+            None => Ok(fdt_stat::from(f.ops().getattr())),
+        };
+        match r {
+            Ok(v) => {
+                // SAFETY: `st` is non-NULL and valid for a write (the caller's contract).
+                unsafe { st.write(v) };
+                0
+            }
+            Err(e) => e.neg(),
+        }
+    })
+}
+
+/// One entry of `fdt_poll`: `struct pollfd`, with the same layout, so an array of `struct
+/// pollfd` may be passed as one of these.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct fdt_pollfd {
+    /// The descriptor; a negative one is skipped (`revents` 0).
+    pub fd: c_int,
+    /// The events asked for (`FDT_POLLIN`, `FDT_POLLOUT`, ...).
+    pub events: c_short,
+    /// The events ready: those asked for, plus `FDT_POLLERR` and `FDT_POLLHUP` always, or
+    /// `FDT_POLLNVAL` alone for a descriptor that is not open (or is `FDT_O_PATH`).
+    pub revents: c_short,
+}
+
+// `fdt_pollfd` is read as the layer's `PollFd` in place.
+const _: () = {
+    assert!(size_of::<fdt_pollfd>() == size_of::<PollFd>());
+    assert!(align_of::<fdt_pollfd>() == align_of::<PollFd>());
+    assert!(std::mem::offset_of!(fdt_pollfd, events) == std::mem::offset_of!(PollFd, events));
+    assert!(std::mem::offset_of!(fdt_pollfd, revents) == std::mem::offset_of!(PollFd, revents));
+};
+
+/// `poll(fds, nfds, 0)`: the readiness of each descriptor now, from its file's `poll`
+/// callback. Never waits: this layer has no wait queues (a runtime waits on its host's
+/// objects, then asks again).
+///
+/// Returns the number of entries whose `revents` is not zero; `-EINVAL` if `nfds` is above
+/// the soft `RLIMIT_NOFILE` (checked first, as Linux does) or `files` is NULL; `-EFAULT` if
+/// `fds` is NULL and `nfds` is not 0.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread; `fds` is NULL or valid for
+/// reads and writes of `nfds` entries.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_poll(
+    files: *mut fdt_files,
+    fds: *mut fdt_pollfd,
+    nfds: usize,
+) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        if nfds as u64 > task.nofile() {
+            return Errno::EINVAL.neg();
+        }
+        if nfds == 0 {
+            return 0;
+        }
+        if fds.is_null() {
+            return Errno::EFAULT.neg();
+        }
+        // SAFETY: non-NULL and valid for `nfds` entries (the caller's contract); `PollFd` has
+        // `fdt_pollfd`'s layout (checked above) and every bit pattern is valid for both.
+        let entries = unsafe { std::slice::from_raw_parts_mut(fds.cast::<PollFd>(), nfds) };
+        // `nfds` is at most the soft limit, which `nr_open` bounds below `i32::MAX`.
+        ret_size(task.poll(entries)) as c_int
     })
 }

@@ -19,10 +19,15 @@
 //!
 //! ## Rules at the boundary
 //!
-//! - Integers in, `-errno` out (Linux values); pointer-returning calls return NULL.
+//! - One error convention: a call that can fail returns `-errno` (Linux values); objects come
+//!   back through out-parameters. The legacy calls that return NULL or nothing on failure
+//!   (`fdt_files_fork`, `fdt_fd_install`, ...) stay, deprecated, each beside its `...2` form.
 //! - NULL handles and garbage descriptors never crash: NULL object pointers are `-EINVAL`
-//!   (NULL for pointer results, nothing for `void` calls), bad descriptors are what Linux
-//!   answers (`EBADF` mostly). Non-NULL pointers must be valid, as for any C API.
+//!   (NULL for the legacy pointer results, nothing for release calls), bad descriptors are
+//!   what Linux answers (`EBADF` mostly). Non-NULL pointers must be valid, as for any C API.
+//! - `errno` is only written by the two legacy calls documented to set it, through the
+//!   [`errno`] crate (`__errno_location`, `__error`, `__errno`: whichever the target libc
+//!   has), never read.
 //! - No panic crosses the boundary: each entry point runs inside
 //!   [`std::panic::catch_unwind`] ([`guard`]) and reports `-EIO` (or NULL / nothing). No
 //!   panic is expected on any input; the guard is the proof that none escapes.
@@ -32,6 +37,7 @@
 
 // The order of the modules is the order of the header's sections (cbindgen follows it).
 pub mod consts;
+pub mod version;
 // Tables.
 pub mod files;
 // Files.
@@ -48,3 +54,4 @@ pub use fd::*;
 pub use file::*;
 pub use files::*;
 pub use io::*;
+pub use version::*;

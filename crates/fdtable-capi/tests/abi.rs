@@ -2,6 +2,9 @@
 //! (release exactly once), the light lookup's flags, fork/share/unshare/exec, I/O through
 //! callbacks. The C tests (`tests/c`, run by `ci/ctest`) cover the same ground from C.
 
+// The legacy calls are tested here, beside their `...2` forms.
+#![allow(deprecated)]
+
 mod support;
 
 use fdtable_capi::*;
@@ -9,7 +12,7 @@ use std::ffi::{c_int, c_long, c_ulong};
 use std::ptr::null_mut;
 use support::probe::*;
 
-const ALL: u8 = K_READ | K_WRITE | K_IOCTL | K_COMPAT | K_FLUSH | K_LLSEEK;
+const ALL: u16 = K_READ | K_WRITE | K_IOCTL | K_COMPAT | K_FLUSH | K_LLSEEK;
 
 fn e(errno: c_int) -> c_int {
     -errno
@@ -25,7 +28,7 @@ impl H {
         H(p)
     }
     /// Installs a new probe file of `kind`; returns the fd and its probe.
-    fn file(&self, kind: u8, open: u32, flags: u32) -> (c_int, std::sync::Arc<Probe>) {
+    fn file(&self, kind: u16, open: u32, flags: u32) -> (c_int, std::sync::Arc<Probe>) {
         let p = Probe::new(0, kind);
         // SAFETY: a live handle; a reference we own, handed over.
         let fd = unsafe { fdt_install(self.0, c_file(&p, open), flags) };

@@ -1,5 +1,8 @@
 //! `fdt_set_nr_open` is process-wide, so its test has a binary of its own.
 
+// The legacy calls are tested here, beside their `...2` forms.
+#![allow(deprecated)]
+
 mod support;
 
 use fdtable_capi::*;
@@ -18,6 +21,14 @@ fn nr_open_caps_limits_and_growth() {
         assert_eq!(fdt_dup2(h, 0, 100), 100);
         assert_eq!(fdt_set_nr_open(64), 0);
         assert_eq!(fdt_get_nr_open(), 64);
+        // Installing at a chosen fd below the soft limit (1024) but where the table cannot
+        // grow: EMFILE (replace_fd), the file put.
+        let q = Probe::new(1, K_FLUSH);
+        assert_eq!(
+            fdt_install_at(h, 500, c_file(&q, FDT_O_RDWR), 0),
+            -libc::EMFILE
+        );
+        assert_eq!((q.flushes(), q.releases()), (0, 1));
         assert_eq!(
             fdt_set_nofile(h, 65, 65),
             -libc::EPERM,
@@ -26,6 +37,9 @@ fn nr_open_caps_limits_and_growth() {
         assert_eq!(fdt_set_nofile(h, 64, 64), 0);
         assert_eq!(fdt_dup2(h, 0, 63), 63, "within the table");
         // A fork needs 128 slots now, more than nr_open: EMFILE, no child.
+        let mut c = std::ptr::dangling_mut();
+        assert_eq!(fdt_files_fork2(h, &mut c), -libc::EMFILE);
+        assert!(c.is_null());
         assert!(fdt_files_fork(h).is_null());
         assert_eq!(
             std::io::Error::last_os_error().raw_os_error(),

@@ -116,6 +116,14 @@ impl Task {
         &self.files
     }
 
+    /// The descriptor table handle, exclusively: for the table's `&mut` operations that have
+    /// no syscall of their own here ([`Files::replace_fd`], [`Files::renumber`]). The handle
+    /// may be used like any other; replacing it with another `Files` gives this task that
+    /// table.
+    pub fn files_mut(&mut self) -> &mut Files<File> {
+        &mut self.files
+    }
+
     /// The namespace paths resolve in.
     pub fn namespace(&self) -> &Arc<dyn Namespace> {
         &self.ns
@@ -400,6 +408,24 @@ mod tests {
         assert_eq!(t.setrlimit_nofile(5, 4), Err(Errno::EINVAL));
         assert_eq!(t.setrlimit_nofile(5, u64::MAX), Err(Errno::EPERM));
         assert!(child.open(b"/dev/null", 0, 0).is_ok());
+    }
+
+    #[test]
+    fn files_mut_reaches_the_tables_mut_operations() {
+        let mut t = Task::new(MemFs::new());
+        let (fd, flushes, releases) = counted(&t, 0);
+        let null = t.open(b"/dev/null", 0, 0).unwrap();
+        let file = t.files().fget(null as u32).unwrap();
+        let nofile = t.nofile();
+        // replace_fd over an open fd closes what was there, as dup2 does.
+        assert_eq!(
+            t.files_mut().replace_fd(fd as u32, file, O_CLOEXEC, nofile),
+            Ok(fd as u32)
+        );
+        assert_eq!((n(&flushes), n(&releases)), (1, 1));
+        assert_eq!(t.fcntl(fd, F_GETFD, 0), Ok(1));
+        assert_eq!(t.files_mut().renumber(fd as u32, 9, nofile), Ok(9));
+        assert_eq!(t.fcntl(fd, F_GETFD, 0), Err(Errno::EBADF));
     }
 
     #[test]

@@ -2,6 +2,8 @@
 //! with `#[path]`).
 
 #![allow(dead_code)]
+// The legacy calls are tested too, beside their `...2` forms.
+#![allow(deprecated)]
 // `unsigned long` is `u64` on the targets the tests run on; the casts keep them portable.
 #![allow(clippy::unnecessary_cast, clippy::useless_conversion)]
 

@@ -11,15 +11,21 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 
 /// Which callbacks a probe file has (bits), and its behaviour switches.
-pub const K_READ: u8 = 1;
-pub const K_WRITE: u8 = 2;
-pub const K_IOCTL: u8 = 4;
-pub const K_COMPAT: u8 = 8;
-pub const K_FLUSH: u8 = 16;
-pub const K_LLSEEK: u8 = 32;
-pub const K_STREAM: u8 = 64;
+pub const K_READ: u16 = 1;
+pub const K_WRITE: u16 = 2;
+pub const K_IOCTL: u16 = 4;
+pub const K_COMPAT: u16 = 8;
+pub const K_FLUSH: u16 = 16;
+pub const K_LLSEEK: u16 = 32;
+pub const K_STREAM: u16 = 64;
 /// `flush` fails with `EIO`.
-pub const K_FLUSH_FAILS: u8 = 128;
+pub const K_FLUSH_FAILS: u16 = 128;
+/// A `poll` callback (since 0.2).
+pub const K_POLL: u16 = 256;
+/// A `getattr` callback (since 0.2).
+pub const K_GETATTR: u16 = 512;
+/// Every kind: the bits above.
+pub const KINDS: usize = 1024;
 
 /// The ioctl command the probe answers (with `arg + 1`).
 pub const PROBE_IOC: c_uint = 0x1234;
@@ -28,13 +34,13 @@ pub const PROBE_IOC: c_uint = 0x1234;
 #[derive(Debug, Default)]
 pub struct Probe {
     pub id: usize,
-    pub kind: u8,
+    pub kind: u16,
     pub flushes: AtomicUsize,
     pub releases: AtomicUsize,
 }
 
 impl Probe {
-    pub fn new(id: usize, kind: u8) -> Arc<Probe> {
+    pub fn new(id: usize, kind: u16) -> Arc<Probe> {
         Arc::new(Probe {
             id,
             kind,
@@ -93,6 +99,31 @@ fn b_flush(p: &Probe) -> c_int {
         -libc::EIO
     } else {
         0
+    }
+}
+
+/// The events a probe is ready for: one of five masks, by id.
+fn b_poll(p: &Probe) -> u16 {
+    [
+        POLLIN | POLLRDNORM,
+        POLLOUT | POLLWRNORM,
+        POLLIN | POLLHUP,
+        POLLERR | POLLOUT,
+        0,
+    ][p.id % 5]
+}
+
+/// A probe's attributes: a regular file, a pipe or a character device, by id.
+fn b_getattr(p: &Probe) -> Kstat {
+    let id = p.id as u64;
+    Kstat {
+        mode: [S_IFREG | 0o644, S_IFIFO | 0o600, S_IFCHR | 0o666][p.id % 3],
+        ino: 1000 + id,
+        nlink: 1,
+        size: 100 + id as i64,
+        blksize: if id.is_multiple_of(2) { 4096 } else { 0 },
+        blocks: id,
+        rdev: if p.id % 3 == 2 { 0x105 } else { 0 },
     }
 }
 
@@ -210,8 +241,38 @@ unsafe extern "C" fn c_llseek(_pd: *mut c_void, pos: i64, offset: i64, whence: c
     b_llseek(pos, offset, whence)
 }
 
+/// `poll` callback.
+///
+/// # Safety
+///
+/// Called by the library: `pd` is a live probe.
+unsafe extern "C" fn c_poll(pd: *mut c_void) -> c_uint {
+    // SAFETY: our private data.
+    c_uint::from(b_poll(unsafe { probe(pd) }))
+}
+
+/// `getattr` callback.
+///
+/// # Safety
+///
+/// Called by the library: `pd` is a live probe, `st` a live, zeroed struct.
+unsafe extern "C" fn c_getattr(pd: *mut c_void, st: *mut fdt_stat) -> c_int {
+    // SAFETY: our private data, and the library's struct.
+    let (p, st) = unsafe { (probe(pd), &mut *st) };
+    assert_eq!(*st, fdt_stat::default(), "zeroed by the library");
+    let k = b_getattr(p);
+    st.mode = k.mode;
+    st.ino = k.ino;
+    st.nlink = k.nlink;
+    st.size = k.size;
+    st.blksize = k.blksize;
+    st.blocks = k.blocks;
+    st.rdev = k.rdev;
+    0
+}
+
 /// The callbacks of a probe of `kind`.
-pub fn c_ops(kind: u8) -> fdt_file_ops {
+pub fn c_ops(kind: u16) -> fdt_file_ops {
     fdt_file_ops {
         read: (kind & K_READ != 0).then_some(c_read as _),
         write: (kind & K_WRITE != 0).then_some(c_write as _),
@@ -225,15 +286,45 @@ pub fn c_ops(kind: u8) -> fdt_file_ops {
         } else {
             0
         },
+        poll: (kind & K_POLL != 0).then_some(c_poll as _),
+        getattr: (kind & K_GETATTR != 0).then_some(c_getattr as _),
     }
 }
 
-/// A C-side file for `probe`, with one reference owned by the caller.
+/// One `struct fdt_file_ops` per kind, for the program's life: what `c_file` gives
+/// `fdt_file_new2`, so that `fdt_file_has_ops(f, static_ops(kind))` recognises a probe's kind.
+pub fn static_ops(kind: u16) -> &'static fdt_file_ops {
+    static OPS: std::sync::LazyLock<Vec<fdt_file_ops>> =
+        std::sync::LazyLock::new(|| (0..KINDS as u16).map(c_ops).collect());
+    &OPS[usize::from(kind) % KINDS]
+}
+
+/// A C-side file for `probe`, with one reference owned by the caller (`fdt_file_new2`).
 pub fn c_file(probe: &Arc<Probe>, open_flags: c_uint) -> *mut fdt_file {
-    let ops = c_ops(probe.kind);
     let pd = Arc::into_raw(probe.clone()) as *mut c_void;
-    // SAFETY: `ops` is a valid struct whose callbacks honour the contract.
-    let f = unsafe { fdt_file_new(&ops, pd, open_flags) };
+    let mut f = std::ptr::null_mut();
+    // SAFETY: a valid struct whose callbacks honour the contract, of its own size.
+    let r = unsafe {
+        fdt_file_new2(
+            static_ops(probe.kind),
+            size_of::<fdt_file_ops>(),
+            pd,
+            open_flags,
+            &mut f,
+        )
+    };
+    assert_eq!(r, 0);
+    assert!(!f.is_null());
+    f
+}
+
+/// As [`c_file`], through the legacy `fdt_file_new`, which reads the 0.1 members only (a
+/// probe whose `poll`/`getattr` bits are set loses those callbacks).
+#[allow(deprecated)]
+pub fn c_file_legacy(probe: &Arc<Probe>, open_flags: c_uint) -> *mut fdt_file {
+    let pd = Arc::into_raw(probe.clone()) as *mut c_void;
+    // SAFETY: a valid struct whose callbacks honour the contract.
+    let f = unsafe { fdt_file_new(static_ops(probe.kind), pd, open_flags) };
     assert!(!f.is_null());
     f
 }
@@ -298,7 +389,16 @@ impl FileOperations for MirrorOps {
         m
     }
     fn getattr(&self) -> Kstat {
-        Kstat::default()
+        if self.probe.kind & K_GETATTR == 0 {
+            return Kstat::default();
+        }
+        b_getattr(&self.probe)
+    }
+    fn poll(&self, _f: &File) -> u16 {
+        if self.probe.kind & K_POLL == 0 {
+            return DEFAULT_POLLMASK;
+        }
+        b_poll(&self.probe)
     }
     fn read(&self, _f: &File, buf: &mut [u8], pos: Option<&mut i64>) -> Result<usize, Errno> {
         if self.probe.kind & K_READ == 0 {

@@ -7,14 +7,47 @@
 //! bytes read, which file a lookup found, whether a light lookup took a reference) must be
 //! equal. At the end every handle and reference is put, and every file must have been
 //! released exactly once on both sides, with the same number of flushes.
+//!
+//! Each legacy call (`fdt_files_fork`, `fdt_fdget`, ...) and its `...2` form take turns (by
+//! the call count, so no input byte decides), and every error the library itself returns
+//! must be one of [`LIBRARY_ERRNOS`], the values every Unix numbers alike.
 
 use super::probe::*;
+use fdtable::FdState;
 use fdtable::{FileRef, Files};
 use fdtable_capi::*;
 use fdtable_vfs::uapi::*;
-use fdtable_vfs::{File, HostMemory, MemFs, NoMemory, Task};
-use std::ffi::{c_int, c_ulong};
+use fdtable_vfs::{File, HostMemory, MemFs, NoMemory, PollFd, Task};
+use std::ffi::{c_int, c_short, c_ulong};
 use std::sync::Arc;
+
+/// What the library itself may answer (the header says so): numbered alike on every Unix.
+pub const LIBRARY_ERRNOS: [c_int; 14] = [
+    libc::EPERM,
+    libc::ENOENT,
+    libc::EIO,
+    libc::ENXIO,
+    libc::E2BIG,
+    libc::EBADF,
+    libc::ENOMEM,
+    libc::EFAULT,
+    libc::EBUSY,
+    libc::EISDIR,
+    libc::EINVAL,
+    libc::EMFILE,
+    libc::ENOTTY,
+    libc::ESPIPE,
+];
+
+/// Fails unless `r` is a success or one of [`LIBRARY_ERRNOS`], negated.
+pub fn check_errno(r: i64, what: &str) {
+    if r < 0 {
+        assert!(
+            LIBRARY_ERRNOS.iter().any(|&e| i64::from(-e) == r),
+            "{what}: {r} is not an errno the header lists"
+        );
+    }
+}
 
 /// Bounds that keep one input fast.
 const MAX_HANDLES: usize = 6;
@@ -173,7 +206,9 @@ impl World {
             return false;
         }
         self.calls += 1;
-        let op = b.u8() % 30;
+        let op = b.u8() % 36;
+        // Legacy call or its `...2` form: they take turns.
+        let legacy = self.calls.is_multiple_of(2);
         match op {
             0 if self.c.len() < MAX_HANDLES => self.new_handle(),
             1 => {
@@ -190,13 +225,28 @@ impl World {
                 let h = self.pick_handle(b);
                 let share = op == 3;
                 let ch = self.c_handle(h);
-                // SAFETY: a live handle or NULL.
-                let c = unsafe {
-                    if share {
-                        fdt_files_share(ch)
-                    } else {
-                        fdt_files_fork(ch)
+                let c = if legacy {
+                    // SAFETY: a live handle or NULL.
+                    unsafe {
+                        if share {
+                            fdt_files_share(ch)
+                        } else {
+                            fdt_files_fork(ch)
+                        }
                     }
+                } else {
+                    let mut out = std::ptr::dangling_mut();
+                    // SAFETY: a live handle or NULL; `out` is a local.
+                    let r = unsafe {
+                        if share {
+                            fdt_files_share2(ch, &mut out)
+                        } else {
+                            fdt_files_fork2(ch, &mut out)
+                        }
+                    };
+                    check_errno(r.into(), "fork2/share2");
+                    assert_eq!(r == 0, !out.is_null(), "NULL exactly on failure");
+                    out
                 };
                 match h {
                     None => assert!(c.is_null()),
@@ -257,10 +307,17 @@ impl World {
                 }
             }
             7 if self.probes.len() < MAX_FILES && self.c_refs.len() < MAX_REFS => {
-                let (kind, flags) = (b.u8(), b.open_flags());
+                let (kind, flags) = (u16::from(b.u8()), b.open_flags());
                 let id = self.probes.len();
+                // `poll` and `getattr` by id, so that no input byte changes meaning.
+                let kind = kind | ((id % 4) as u16) << 8;
                 let (pc, pm) = (Probe::new(id, kind), Probe::new(id, kind));
-                self.c_refs.push(c_file(&pc, flags));
+                let old = kind & (K_POLL | K_GETATTR) == 0 && legacy;
+                self.c_refs.push(if old {
+                    c_file_legacy(&pc, flags)
+                } else {
+                    c_file(&pc, flags)
+                });
                 self.m_refs.push(m_file(&pm, flags));
                 self.probes.push((pc, pm));
             }
@@ -317,10 +374,22 @@ impl World {
             12 => {
                 let h = self.pick_handle(b);
                 let fd = b.fd();
-                // SAFETY: a live handle or NULL.
-                unsafe { fdt_put_unused_fd(self.c_handle(h), fd) };
-                if let Some(i) = h {
-                    self.m[i].files().put_unused_fd(fd as u32);
+                if legacy {
+                    // SAFETY: a live handle or NULL.
+                    unsafe { fdt_put_unused_fd(self.c_handle(h), fd) };
+                    if let Some(i) = h {
+                        self.m[i].files().put_unused_fd(fd as u32);
+                    }
+                } else {
+                    // SAFETY: a live handle or NULL.
+                    let r = unsafe { fdt_put_unused_fd2(self.c_handle(h), fd) };
+                    self.expect(h, r, |t| {
+                        if t.files().fd_state(fd as u32) != FdState::Reserved {
+                            return -libc::EBADF;
+                        }
+                        t.files().put_unused_fd(fd as u32);
+                        0
+                    });
                 }
             }
             13 => {
@@ -328,10 +397,16 @@ impl World {
                 let fd = b.fd();
                 if let Some(r) = self.pick_ref(b) {
                     let (cf, mf) = (self.c_refs.swap_remove(r), self.m_refs.swap_remove(r));
-                    // SAFETY: a live handle or NULL; a reference we hand over.
-                    unsafe { fdt_fd_install(self.c_handle(h), fd, cf) };
-                    if let Some(i) = h {
-                        let _ = self.m[i].files().fd_install(fd as u32, mf);
+                    if legacy {
+                        // SAFETY: a live handle or NULL; a reference we hand over.
+                        unsafe { fdt_fd_install(self.c_handle(h), fd, cf) };
+                        if let Some(i) = h {
+                            let _ = self.m[i].files().fd_install(fd as u32, mf);
+                        }
+                    } else {
+                        // SAFETY: a live handle or NULL; a reference we hand over.
+                        let r = unsafe { fdt_fd_install2(self.c_handle(h), fd, cf) };
+                        self.expect(h, r, |t| neg(t.files().fd_install(fd as u32, mf)));
                     }
                 }
             }
@@ -416,8 +491,27 @@ impl World {
             20 => {
                 let h = self.pick_handle(b);
                 let fd = b.fd();
-                // SAFETY: a live handle or NULL.
-                let f = unsafe { fdt_fdget(self.c_handle(h), fd) };
+                let f = if legacy {
+                    // SAFETY: a live handle or NULL.
+                    unsafe { fdt_fdget(self.c_handle(h), fd) }
+                } else {
+                    let mut f = fdt_fd {
+                        file: std::ptr::dangling_mut(),
+                        flags: 7,
+                    };
+                    // SAFETY: a live handle or NULL; `f` is a local.
+                    let r = unsafe { fdt_fdget2(self.c_handle(h), fd, &mut f) };
+                    let want = match h {
+                        None => -libc::EINVAL,
+                        Some(_) if f.file.is_null() => -libc::EBADF,
+                        Some(_) => 0,
+                    };
+                    assert_eq!(r, want, "fdget2");
+                    if r != 0 {
+                        assert_eq!(f.flags, 0, "the empty result");
+                    }
+                    f
+                };
                 let file = fdt_fd_file(f);
                 // SAFETY: a light lookup's file is live until `fdt_fdput`.
                 let c_id = (!file.is_null()).then(|| unsafe { c_probe(file) }.id);
@@ -438,8 +532,20 @@ impl World {
             21 => {
                 let h = self.pick_handle(b);
                 let fd = b.fd();
-                // SAFETY: a live handle or NULL.
-                let f = unsafe { fdt_fget(self.c_handle(h), fd) };
+                let f = if legacy {
+                    // SAFETY: a live handle or NULL.
+                    unsafe { fdt_fget(self.c_handle(h), fd) }
+                } else {
+                    let mut f = std::ptr::dangling_mut();
+                    // SAFETY: a live handle or NULL; `f` is a local.
+                    let r = unsafe { fdt_fget2(self.c_handle(h), fd, &mut f) };
+                    check_errno(r.into(), "fget2");
+                    assert_eq!(r == 0, !f.is_null());
+                    if h.is_none() {
+                        assert_eq!(r, -libc::EINVAL);
+                    }
+                    f
+                };
                 let m = h.and_then(|i| {
                     self.m[i]
                         .files()
@@ -475,6 +581,7 @@ impl World {
                 let whence = c_int::from(b.u8() % 7) - 1;
                 // SAFETY: a live handle or NULL.
                 let r = unsafe { fdt_lseek(self.c_handle(h), fd, off, whence) };
+                check_errno(r, "lseek");
                 match h {
                     Some(i) => assert_eq!(
                         r,
@@ -486,6 +593,147 @@ impl World {
                 }
             }
             27 | 28 => self.ioctl(b, op == 28),
+            30 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_next_open_fd(self.c_handle(h), fd) };
+                self.expect(h, r, |t| match u32::try_from(fd) {
+                    Err(_) => -libc::EINVAL,
+                    Ok(from) => t
+                        .files()
+                        .next_open_fd(from)
+                        .map_or(-libc::ENOENT, |n| n as c_int),
+                });
+            }
+            31 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                let flags = b.fd_flags();
+                if let Some(r) = self.pick_ref(b) {
+                    let (cf, mf) = (self.c_refs.swap_remove(r), self.m_refs.swap_remove(r));
+                    // SAFETY: a live handle or NULL; a reference we hand over.
+                    let res = unsafe { fdt_install_at(self.c_handle(h), fd, cf, flags) };
+                    self.expect_mut(h, res, |t| {
+                        if flags & !O_CLOEXEC != 0 {
+                            return -libc::EINVAL;
+                        }
+                        let nofile = t.nofile();
+                        int(t
+                            .files_mut()
+                            .replace_fd(fd as u32, mf, flags, nofile)
+                            .map(|fd| fd as i32))
+                    });
+                } else {
+                    // SAFETY: NULL file.
+                    let r =
+                        unsafe { fdt_install_at(self.c_handle(h), fd, std::ptr::null_mut(), 0) };
+                    assert_eq!(r, -libc::EINVAL);
+                }
+            }
+            32 => {
+                let h = self.pick_handle(b);
+                let n = usize::from(b.u8() % 6);
+                let mut c: Vec<fdt_pollfd> = (0..n)
+                    .map(|_| fdt_pollfd {
+                        fd: b.fd(),
+                        events: (b.u8() as c_short) | ((b.u8() as c_short) << 8),
+                        revents: 0x5a5a,
+                    })
+                    .collect();
+                let null = n > 0 && b.u8().is_multiple_of(8);
+                let p = if null {
+                    std::ptr::null_mut()
+                } else {
+                    c.as_mut_ptr()
+                };
+                // SAFETY: a live handle or NULL; `p` is NULL or valid for `n` entries.
+                let r = unsafe { fdt_poll(self.c_handle(h), p, n) };
+                match h {
+                    Some(i) => {
+                        let t = &self.m[i];
+                        let mut m: Vec<PollFd> = c
+                            .iter()
+                            .map(|e| PollFd {
+                                fd: e.fd,
+                                events: e.events as u16,
+                                revents: 0,
+                            })
+                            .collect();
+                        let want = if null {
+                            if n as u64 > t.nofile() {
+                                -libc::EINVAL
+                            } else {
+                                -libc::EFAULT
+                            }
+                        } else {
+                            int(t.poll(&mut m).map(|n| n as i32))
+                        };
+                        assert_eq!(r, want, "poll");
+                        if r >= 0 {
+                            let got: Vec<u16> = c.iter().map(|e| e.revents as u16).collect();
+                            let want: Vec<u16> = m.iter().map(|e| e.revents).collect();
+                            assert_eq!(got, want, "revents");
+                        }
+                    }
+                    None => assert_eq!(r, -libc::EINVAL),
+                }
+                check_errno(r.into(), "poll");
+            }
+            33 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                let null = b.u8().is_multiple_of(8);
+                let mut st = fdt_stat {
+                    mode: 0xdead,
+                    ..fdt_stat::default()
+                };
+                let p = if null {
+                    std::ptr::null_mut()
+                } else {
+                    &raw mut st
+                };
+                // SAFETY: a live handle or NULL; `p` is NULL or a local.
+                let r = unsafe { fdt_fstat(self.c_handle(h), fd, p) };
+                self.expect(h, r, |t| match t.fstat(fd) {
+                    Err(e) => e.neg(),
+                    Ok(_) if null => -libc::EFAULT,
+                    Ok(k) => {
+                        assert_eq!(st, fdt_stat::from(k), "fstat({fd})");
+                        0
+                    }
+                });
+                if r != 0 {
+                    assert_eq!(st.mode, 0xdead, "written only on success");
+                }
+            }
+            34 => {
+                let kind = u16::from(b.u8()) | (u16::from(b.u8() % 4) << 8);
+                if let Some(r) = self.pick_ref(b) {
+                    let f = self.c_refs[r];
+                    // SAFETY: a reference we hold.
+                    let (mine, other) = unsafe {
+                        let p = c_probe(f);
+                        (
+                            fdt_file_has_ops(f, static_ops(p.kind)),
+                            fdt_file_has_ops(f, static_ops(kind)),
+                        )
+                    };
+                    // SAFETY: as above.
+                    let pk = unsafe { c_probe(f) }.kind;
+                    assert_eq!(mine, 1);
+                    assert_eq!(other, c_int::from(kind == pk));
+                    // SAFETY: NULL ops / NULL file.
+                    unsafe {
+                        assert_eq!(fdt_file_has_ops(f, std::ptr::null()), -libc::EINVAL);
+                        assert_eq!(
+                            fdt_file_has_ops(std::ptr::null(), static_ops(pk)),
+                            -libc::EINVAL
+                        );
+                    }
+                }
+            }
+            35 => self.out_params(b),
             29 => {
                 if let Some(r) = self.pick_ref(b) {
                     // SAFETY: a reference we hold.
@@ -526,6 +774,7 @@ impl World {
                 fdt_read(self.c_handle(h), fd, p, count)
             }
         };
+        check_errno(r as i64, "read");
         match h {
             Some(i) if !null || count == 0 => {
                 let t = &self.m[i];
@@ -562,6 +811,7 @@ impl World {
                 fdt_write(self.c_handle(h), fd, p, count)
             }
         };
+        check_errno(r as i64, "write");
         match h {
             Some(i) if !null || count == 0 => {
                 let t = &self.m[i];
@@ -627,7 +877,51 @@ impl World {
         }
     }
 
+    /// The `...2` forms' argument checks, which change nothing: NULL out-parameters, and
+    /// `ops_size` values `fdt_file_new2` must refuse without making a file.
+    fn out_params(&mut self, b: &mut Bytes<'_>) {
+        let h = self.pick_handle(b);
+        let ch = self.c_handle(h);
+        let fd = b.fd();
+        // SAFETY: a live handle or NULL; NULL out-parameters are refused before any use.
+        unsafe {
+            assert_eq!(fdt_files_fork2(ch, std::ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(fdt_files_share2(ch, std::ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(fdt_fget2(ch, fd, std::ptr::null_mut()), -libc::EINVAL);
+            assert_eq!(fdt_fdget2(ch, fd, std::ptr::null_mut()), -libc::EINVAL);
+        }
+        let known = size_of::<fdt_file_ops>();
+        let ver0 = std::mem::offset_of!(fdt_file_ops, poll);
+        let mut big = vec![0u8; 4200];
+        let size = match b.u8() % 5 {
+            0 => ver0 - 1,
+            1 => ver0 + 1,
+            2 => 4097,
+            _ => {
+                big[known + usize::from(b.u8() % 64)] = 1;
+                known + 64
+            }
+        };
+        // The probe is never made into a file: nothing may call `release`.
+        let p = Probe::new(usize::MAX, 0);
+        let mut f = std::ptr::dangling_mut();
+        // SAFETY: `big` is valid for `size` bytes; its callbacks are all NULL.
+        let r = unsafe {
+            fdt_file_new2(
+                big.as_ptr().cast(),
+                size,
+                Arc::as_ptr(&p).cast_mut().cast(),
+                O_RDWR,
+                &mut f,
+            )
+        };
+        assert!(f.is_null());
+        assert!(r == -libc::EINVAL || r == -libc::E2BIG, "file_new2: {r}");
+        assert_eq!(p.releases(), 0);
+    }
+
     fn expect(&self, h: Option<usize>, r: c_int, m: impl FnOnce(&Task) -> c_int) {
+        check_errno(r.into(), "call");
         match h {
             Some(i) => assert_eq!(r, m(&self.m[i])),
             None => assert_eq!(r, -libc::EINVAL),
@@ -635,6 +929,7 @@ impl World {
     }
 
     fn expect_mut(&mut self, h: Option<usize>, r: c_int, m: impl FnOnce(&mut Task) -> c_int) {
+        check_errno(r.into(), "call");
         match h {
             Some(i) => assert_eq!(r, m(&mut self.m[i])),
             None => assert_eq!(r, -libc::EINVAL),
