@@ -13,7 +13,7 @@
 //! - `struct fdt_file` is an open file description, an [`fdtable_vfs::File`] inside a
 //!   [`fdtable::FileRef`]: a `struct fdt_file *` is the address `FileRef::into_raw` hands out,
 //!   and each reference the C side owns is one count on it.
-//! - `struct fdt_file_ops` are C callbacks; [`file`] adapts them to
+//! - `struct fdt_file_ops` are C callbacks; [`file`](mod@file) adapts them to
 //!   [`fdtable_vfs::FileOperations`], and `release` runs from the adapter's `Drop`, so exactly
 //!   once, when the last reference goes.
 //!
@@ -29,7 +29,7 @@
 //!   [`errno`] crate (`__errno_location`, `__error`, `__errno`: whichever the target libc
 //!   has), never read.
 //! - No panic crosses the boundary: each entry point runs inside
-//!   [`std::panic::catch_unwind`] ([`guard`]) and reports `-EIO` (or NULL / nothing). No
+//!   [`std::panic::catch_unwind`] (the `guard` module) and reports `-EIO` (or NULL / nothing). No
 //!   panic is expected on any input; the guard is the proof that none escapes.
 
 // The C names of the ABI's types (`struct fdt_files`, ...).

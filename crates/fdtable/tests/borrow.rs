@@ -159,8 +159,10 @@ fn borrowers_and_closers_race() {
             let h = files.share();
             let (stop, ready) = (stop.clone(), ready.clone());
             std::thread::spawn(move || {
-                let mut seen = 0usize;
-                assert!(h.fdget_rcu(0).is_some());
+                // The first borrow, before the closes start, counts: the race is exercised by
+                // whatever overlaps after it.
+                assert!(h.fdget_rcu(0).is_some_and(|f| f.check() == 0));
+                let mut seen = 1usize;
                 // ORDERING: Relaxed; a start signal.
                 ready.fetch_add(1, Ordering::Relaxed);
                 // ORDERING: Relaxed; a stop signal.

@@ -270,19 +270,24 @@ fn lookups_vs_replacement() {
     root.install(file(&stats, 1), 0, 4096).unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let ready = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Lookups that found the file, counted as they happen, so the replacing loop can go on
+    // until the race really ran (on a loaded machine the readers may get no CPU for a while).
+    let found = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let readers: Vec<_> = (0..2)
         .map(|_| {
             let h = root.share();
-            let (stop, ready) = (stop.clone(), ready.clone());
+            let (stop, ready, found) = (stop.clone(), ready.clone(), found.clone());
             std::thread::spawn(move || {
                 let mut seen = 0usize;
-                // ORDERING: Relaxed both; start and stop signals that publish nothing (the
-                // table's own operations are what is under test).
+                // ORDERING: Relaxed (all three counters/flags here); start and stop signals and
+                // a progress count that publish nothing (the table's own operations are what
+                // is under test).
                 ready.fetch_add(1, Ordering::Relaxed);
                 while !stop.load(Ordering::Relaxed) {
                     if let Some(f) = h.fget(1) {
                         f.check();
                         seen += 1;
+                        found.fetch_add(1, Ordering::Relaxed);
                     }
                     if let Some(f) = h.fdget(1) {
                         f.check();
@@ -298,7 +303,9 @@ fn lookups_vs_replacement() {
     while ready.load(Ordering::Relaxed) < 2 {
         std::thread::yield_now();
     }
-    for i in 0..iters {
+    let mut i = 0;
+    // ORDERING: Relaxed; a progress count, see the readers.
+    while i < iters || found.load(Ordering::Relaxed) < 100 {
         if i % 3 == 0 {
             let _ = root.close_fd(1);
         }
@@ -306,6 +313,10 @@ fn lookups_vs_replacement() {
         let fd = root.get_unused_fd_flags(0, 4096).unwrap().install(f);
         let _ = root.dup2(fd, 1, 4096);
         let _ = root.close_fd(fd);
+        i += 1;
+        if i % 1024 == 0 {
+            std::thread::yield_now();
+        }
     }
     // ORDERING: Relaxed; a stop signal, see the readers.
     stop.store(true, Ordering::Relaxed);
