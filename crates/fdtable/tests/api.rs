@@ -202,6 +202,114 @@ fn payloads_follow_the_kernel_per_fd_rules() {
     assert_eq!(files.set_fd_payload(u32::MAX, Rights(1)), Err(Errno::EBADF));
     let (f, p) = files.fget_with_payload(900).unwrap();
     assert_eq!((f.id, p), (2, Rights(9)));
+    // fd_entry: file, close-on-exec bit and payload of one fd, read together.
+    assert_eq!(files.set_close_on_exec(900, true), Ok(()));
+    let o = files.fd_entry(900).unwrap();
+    assert_eq!(
+        (o.fd, o.cloexec, o.payload, o.file.id),
+        (900, true, Rights(9), 2)
+    );
+    assert_eq!(files.fd_entry(3).map(|o| o.fd), Err(Errno::EBADF));
+    assert_eq!(files.fd_entry(u32::MAX).map(|o| o.fd), Err(Errno::EBADF));
+    // cmpxchg_fd_payload: replaced only if unchanged; the actual value otherwise.
+    assert_eq!(
+        files.cmpxchg_fd_payload(900, Rights(1), Rights(2)),
+        Ok(Err(Rights(9)))
+    );
+    assert_eq!(files.fd_payload(900), Ok(Rights(9)));
+    assert_eq!(
+        files.cmpxchg_fd_payload(900, Rights(9), Rights(2)),
+        Ok(Ok(()))
+    );
+    assert_eq!(files.fd_payload(900), Ok(Rights(2)));
+    assert_eq!(
+        files.cmpxchg_fd_payload(3, Rights(0), Rights(1)),
+        Err(Errno::EBADF)
+    );
+    let r = files.get_unused_fd_flags(0, NOFILE).unwrap();
+    let reserved = r.fd();
+    assert_eq!(
+        files.cmpxchg_fd_payload(reserved, Rights(0), Rights(1)),
+        Err(Errno::EBADF),
+        "a reservation has no payload yet"
+    );
+    drop(r);
+}
+
+#[test]
+fn concurrent_payload_updates_through_cmpxchg_lose_nothing() {
+    // Two handles of one table each add 1000 to one fd's payload by compare-and-set loops:
+    // the total is exact, which separate fd_payload + set_fd_payload calls would not give.
+    let c = Counters::default();
+    let mut files: Files<Probe, u64> = Files::new();
+    let fd = files.install(c.file(0), 0, NOFILE).unwrap();
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let h = files.share();
+            std::thread::spawn(move || {
+                let mut retries = 0u64;
+                for _ in 0..1000 {
+                    let mut cur = h.fd_payload(fd).unwrap();
+                    loop {
+                        match h.cmpxchg_fd_payload(fd, cur, cur + 1).unwrap() {
+                            Ok(()) => break,
+                            Err(actual) => {
+                                retries += 1;
+                                cur = actual;
+                            }
+                        }
+                    }
+                }
+                retries
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    assert_eq!(files.fd_payload(fd), Ok(2000));
+}
+
+#[test]
+fn renumber_onto_needs_an_installed_target() {
+    let c = Counters::default();
+    let mut files: Files<Probe, u32> = Files::new();
+    let a = files.install_with(c.file(1), 0, 5, NOFILE).unwrap();
+    let b = files.install_with(c.file(2), O_CLOEXEC, 6, NOFILE).unwrap();
+    // Onto a free number: EBADF, nothing moves (renumber would create fd 7).
+    assert_eq!(files.renumber_onto(a, 7, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.fd_state(a), FdState::Installed { cloexec: false });
+    assert_eq!(files.fd_state(7), FdState::Free);
+    // Onto a number beyond the table, or past nofile: EBADF too.
+    let size = files.max_fds();
+    assert_eq!(files.renumber_onto(a, 5000, 1 << 20), Err(Errno::EBADF));
+    assert_eq!(
+        files.max_fds(),
+        size,
+        "a failed renumber_onto does not grow the table"
+    );
+    assert_eq!(
+        files.renumber_onto(a, NOFILE as u32, NOFILE),
+        Err(Errno::EBADF)
+    );
+    // From a free number: EBADF.
+    assert_eq!(files.renumber_onto(9, b, NOFILE), Err(Errno::EBADF));
+    // Onto a reservation: EBUSY, as renumber.
+    let r = files.alloc_fd(0, NOFILE, 0).unwrap();
+    assert_eq!(files.renumber_onto(a, r, NOFILE), Err(Errno::EBUSY));
+    files.put_unused_fd(r);
+    // Onto an installed fd: the move, with renumber's results.
+    assert_eq!(files.renumber_onto(a, b, NOFILE), Ok(b));
+    assert_eq!(files.fd_state(a), FdState::Free);
+    assert_eq!(files.fd_state(b), FdState::Installed { cloexec: false });
+    assert_eq!(files.fd_payload(b), Ok(5));
+    assert_eq!(files.fdget(b).map(|f| f.id), Some(1));
+    assert_eq!((c.flushed(), c.released()), (1, 1));
+    // Same fd: returns it when installed.
+    assert_eq!(files.renumber_onto(b, b, NOFILE), Ok(b));
+    assert_eq!(files.renumber_onto(a, a, NOFILE), Err(Errno::EBADF));
+    drop(files);
+    assert_eq!(c.released(), 2);
 }
 
 #[test]

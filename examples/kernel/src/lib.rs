@@ -11,8 +11,8 @@
 //!   pipes. One reference count per file, no newtype.
 //! - **A per-fd payload**: [`FdRights`], Capsicum-style rights kept beside the close-on-exec
 //!   bit (FreeBSD's `filedescent` keeps `fde_rights` there). `dup`, `fork` and `F_DUPFD` copy
-//!   them; a new fd starts with [`FdRights::ALL`] unless opened limited; an fd's rights are
-//!   never changed in place (see [`Task::dup_limited`] for why).
+//!   them; a new fd starts with [`FdRights::ALL`] unless opened limited; they only ever narrow,
+//!   in place by [`Task::cap_rights_limit`] (a compare-and-set on the payload).
 //! - **An RCU**: lock-free lookups on shared tables need one. This kernel has none of its own,
 //!   so it installs [`fdtable::rcu::PortableRcu`] — reader counts in two phases, correct on any
 //!   number of CPUs, needing only atomics — with `fdtable::set_rcu!` below. A kernel with an

@@ -278,6 +278,39 @@ pub fn run<L: lock_api::RawMutex + Send + Sync + 'static>() -> String {
     s.step("renumber(-1, 0)", t.renumber(u32::MAX, 0, n));
     s.step("renumber(20, 10)", t.renumber(20, 10, n));
     s.step("name_at(10)", name_at(&t, 10));
+    s.step("renumber_onto(10, 21)", t.renumber_onto(10, 21, n));
+    s.step("install(z)", t.install(s.file("z"), 0, n));
+    s.step("dup(0)", t.dup(0, n));
+    s.step("renumber_onto(7, 6)", t.renumber_onto(7, 6, n));
+    s.step("name_at(6)", name_at(&t, 6));
+    s.step("renumber_onto(6, 6)", t.renumber_onto(6, 6, n));
+    s.step("close(6)", t.close_fd(6));
+    s.table("T", &t);
+
+    s.note("# one entry at once; payload compare-and-set");
+    s.step(
+        "fd_entry(10)",
+        t.fd_entry(10)
+            .map(|o| (o.fd, o.cloexec, o.payload, String::from(o.file.name()))),
+    );
+    s.step("fd_entry(21)", t.fd_entry(21).map(|o| o.fd));
+    s.step(
+        "cmpxchg_fd_payload(10, 7, 9)",
+        t.cmpxchg_fd_payload(10, 7, 9),
+    );
+    s.step(
+        "cmpxchg_fd_payload(10, 100, 9)",
+        t.cmpxchg_fd_payload(10, 100, 9),
+    );
+    s.step("fd_payload(10)", t.fd_payload(10));
+    s.step(
+        "cmpxchg_fd_payload(10, 9, 100)",
+        t.cmpxchg_fd_payload(10, 9, 100),
+    );
+    s.step(
+        "cmpxchg_fd_payload(21, 0, 1)",
+        t.cmpxchg_fd_payload(21, 0, 1),
+    );
     s.table("T", &t);
 
     s.note("# iteration");

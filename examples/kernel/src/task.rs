@@ -330,10 +330,7 @@ impl Task {
     /// otherwise: rights only ever shrink). Close-on-exec is clear, as after `dup`.
     ///
     /// Done as an open is — reserve, then install the file *with* its rights in one step — so
-    /// no thread ever sees the new fd with more rights than `rights`. An fd's rights are never
-    /// changed in place: the table reads and writes a payload in two separate calls and has no
-    /// atomic update, and a task sharing the table could close `fd` and open another file there
-    /// between them, giving the new file the rights computed from the old one.
+    /// no thread ever sees the new fd with more rights than `rights`.
     pub fn dup_limited(&self, fd: u32, rights: FdRights) -> Result<u32, Errno> {
         let (file, old) = self.files.fget_with_payload(fd)?;
         if !old.contains(rights) {
@@ -341,6 +338,24 @@ impl Task {
         }
         let slot = self.files.get_unused_fd_flags(0, self.nofile)?;
         Ok(slot.install_with(file, rights))
+    }
+
+    /// `cap_rights_limit(fd, rights)`: narrows `fd`'s rights in place to those in `rights`
+    /// (`ENOTCAPABLE`'s stand-in `EPERM` if that would add any). A compare-and-set loop on the
+    /// payload, so a concurrent narrowing by another task sharing the table is never undone.
+    /// (A task that closes `fd` and opens another file there meanwhile makes the limit apply
+    /// to the new file, as `cap_rights_limit` racing `close` + `open` does on FreeBSD.)
+    pub fn cap_rights_limit(&self, fd: u32, rights: FdRights) -> Result<(), Errno> {
+        let mut cur = self.files.fd_payload(fd)?;
+        loop {
+            if !cur.contains(rights) {
+                return Err(Errno::EPERM);
+            }
+            match self.files.cmpxchg_fd_payload(fd, cur, rights)? {
+                Ok(()) => return Ok(()),
+                Err(actual) => cur = actual,
+            }
+        }
     }
 
     /// `cap_rights_get(fd)`.

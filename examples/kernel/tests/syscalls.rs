@@ -99,6 +99,19 @@ fn access_modes_and_rights_are_checked_by_read_and_write() {
     assert_eq!((d2, t.cap_rights_get(d2)), (50, Ok(FdRights::READ)));
     let n = t.dup_limited(d, FdRights::NONE).unwrap();
     assert_eq!(t.read(n, &mut buf), Err(Errno::EBADF));
+    // Narrowed in place: never widened, and not on a closed fd.
+    let c = t.dup(1).unwrap();
+    assert_eq!(t.cap_rights_limit(c, FdRights::WRITE), Ok(()));
+    assert_eq!(t.cap_rights_get(c), Ok(FdRights::WRITE));
+    assert_eq!(t.read(c, &mut buf), Err(Errno::EBADF));
+    assert_eq!(t.cap_rights_limit(c, FdRights::ALL), Err(Errno::EPERM));
+    assert_eq!(t.cap_rights_get(c), Ok(FdRights::WRITE));
+    assert_eq!(
+        t.cap_rights_get(1),
+        Ok(FdRights::ALL),
+        "the dup's source keeps its rights"
+    );
+    assert_eq!(t.cap_rights_limit(99, FdRights::NONE), Err(Errno::EBADF));
     // Opened limited from the start.
     let w = t
         .open_limited("/dev/console", O_RDWR, FdRights::WRITE)
@@ -386,4 +399,31 @@ fn tasks_sharing_a_table_on_two_threads() {
     assert_eq!(listing(&parent).len(), 3);
     assert!(parent.files().reserved_fds().is_empty());
     parent.close(0).unwrap();
+}
+
+#[test]
+fn concurrent_narrowing_never_widens() {
+    // Two tasks sharing a table narrow the same fd at once, one to READ and one to WRITE.
+    // Exactly one wins; the other then sees the winner's rights, which do not contain its
+    // own, and fails: the fd never ends with rights neither asked for, and never with both.
+    let k = Kernel::new();
+    let mut parent = k.spawn_init().unwrap();
+    for _ in 0..500 {
+        let fd = parent.dup(0).unwrap();
+        let results: Vec<_> = [FdRights::READ, FdRights::WRITE]
+            .into_iter()
+            .map(|want| {
+                let t = parent.clone_task(CLONE_FILES).unwrap();
+                std::thread::spawn(move || (want, t.cap_rights_limit(fd, want)))
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        let won: Vec<_> = results.iter().filter(|(_, r)| r.is_ok()).collect();
+        assert_eq!(won.len(), 1, "{results:?}");
+        assert!(results.iter().any(|(_, r)| *r == Err(Errno::EPERM)));
+        assert_eq!(parent.cap_rights_get(fd), Ok(won[0].0));
+        parent.close(fd).unwrap();
+    }
 }

@@ -4,7 +4,7 @@ use crate::fs::{Dir, DirNode, Node, OpenFile, Stdio, WasiFile, open_node};
 use crate::types::{
     Fd, FdEntry, Fdflags, Fdstat, LOOKUP_SYMLINK_FOLLOW, Oflags, Prestat, Rights, WasiErrno,
 };
-use fdtable::{Errno, FdState, FileRef, Files};
+use fdtable::{Errno, FileRef, Files};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -414,16 +414,13 @@ impl WasiCtx {
     /// difference between a reservation and a free number). `from == to` with `from` open
     /// changes nothing.
     ///
-    /// The core's `renumber` has no "only onto an open fd" mode, so the check that `to` is open
-    /// is a separate step; the fd lock keeps `fd_close` and other renumbers from closing `to`
-    /// between the check and the move. (The displaced file's flush runs inside `renumber`, so
-    /// under that lock; these files' flushes do nothing.)
+    /// Through the core's [`Files::renumber_onto`], which checks that `to` is installed and
+    /// moves the entry under one lock hold, so no other handle can close `to` in between. (The
+    /// fd lock still serialises this with `fd_close`; the displaced file's flush runs inside
+    /// the call, and these files' flushes do nothing.)
     pub fn fd_renumber(&mut self, from: Fd, to: Fd) -> Result<(), WasiErrno> {
         let _g = guard(&self.fd_lock);
-        if !matches!(self.files.fd_state(to), FdState::Installed { .. }) {
-            return Err(WasiErrno::Badf);
-        }
-        match self.files.renumber(from, to, self.nofile) {
+        match self.files.renumber_onto(from, to, self.nofile) {
             Ok(_) => Ok(()),
             Err(Errno::EBUSY) => Err(WasiErrno::Badf),
             Err(e) => Err(e.into()),

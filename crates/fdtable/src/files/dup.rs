@@ -1,6 +1,6 @@
 //! The dup family, `fd_renumber`, and per-fd state (close-on-exec, payload).
 
-use super::{FdPayload, FileLike, Files, clamp_end, filp_close};
+use super::{FdPayload, FileLike, Files, OpenFd, clamp_end, filp_close};
 use crate::errno::Errno;
 use crate::file_ref::FileRef;
 use crate::flags::O_CLOEXEC;
@@ -139,6 +139,24 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     ///
     /// On error nothing changes.
     pub fn renumber(&mut self, from: u32, to: u32, nofile: u64) -> Result<u32, Errno> {
+        self.do_renumber(from, to, nofile, false)
+    }
+
+    /// As [`Files::renumber`], but `to` must already be installed (`EBADF` otherwise, with
+    /// nothing changed): WASI preview 1's `fd_renumber`, which replaces an open descriptor
+    /// and never creates one. The check and the move happen under one lock hold, so no
+    /// other handle can close `to` in between.
+    pub fn renumber_onto(&mut self, from: u32, to: u32, nofile: u64) -> Result<u32, Errno> {
+        self.do_renumber(from, to, nofile, true)
+    }
+
+    fn do_renumber(
+        &mut self,
+        from: u32,
+        to: u32,
+        nofile: u64,
+        to_must_be_open: bool,
+    ) -> Result<u32, Errno> {
         if from == to {
             return match self.fget(from) {
                 Some(_) => Ok(from),
@@ -149,6 +167,15 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             return Err(Errno::EBADF);
         }
         let displaced = self.locked(|l| {
+            if to_must_be_open && l.lookup(to as usize).is_none() {
+                // Before any growth: an fd beyond the table is not installed either.
+                l.lookup(from as usize).ok_or(Errno::EBADF)?;
+                return Err(if l.is_open(to as usize) {
+                    Errno::EBUSY
+                } else {
+                    Errno::EBADF
+                });
+            }
             let expanded = l.expand_files(to as usize);
             l.lookup(from as usize).ok_or(Errno::EBADF)?;
             match expanded {
@@ -218,6 +245,49 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             }
             l.set_payload(fd, payload);
             Ok(())
+        })
+    }
+
+    /// Sets the payload of `fd` to `new` if it is still `current`, under the table lock (no
+    /// lock when unshared): `Ok(Ok(()))` if it was replaced, `Ok(Err(actual))` if another
+    /// handle changed it first, `EBADF` if `fd` is not installed. For payloads several
+    /// threads update, such as rights that may only narrow.
+    ///
+    /// The comparison (`P`'s `PartialEq`) runs under the table lock: it must not call into
+    /// this table.
+    pub fn cmpxchg_fd_payload(&self, fd: u32, current: P, new: P) -> Result<Result<(), P>, Errno>
+    where
+        P: PartialEq,
+    {
+        let fd = fd as usize;
+        self.locked(|l| {
+            if l.lookup(fd).is_none() {
+                return Err(Errno::EBADF);
+            }
+            let actual = l.payload(fd);
+            if actual != current {
+                return Ok(Err(actual));
+            }
+            l.set_payload(fd, new);
+            Ok(Ok(()))
+        })
+    }
+
+    /// Everything the table holds for `fd` — a counted reference to its file, its
+    /// close-on-exec bit and its payload — read under one lock hold (no lock when the table
+    /// is unshared), so the three belong together. `EBADF` if `fd` is not installed.
+    pub fn fd_entry(&self, fd: u32) -> Result<OpenFd<F, P>, Errno> {
+        let n = fd;
+        let fd = fd as usize;
+        self.locked(|l| {
+            let f = l.lookup(fd).ok_or(Errno::EBADF)?;
+            Ok(OpenFd {
+                fd: n,
+                cloexec: l.cloexec(fd),
+                payload: l.payload(fd),
+                // SAFETY: `get` took a reference for the result.
+                file: unsafe { FileRef::from_inner(f.get()) },
+            })
         })
     }
 
