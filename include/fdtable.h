@@ -994,8 +994,12 @@ int64_t fdt_lseek(struct fdt_files *files, int fd, int64_t offset, int whence);
 
 // `ioctl(fd, cmd, arg)`. The generic commands are answered here: `FDT_FIOCLEX`,
 // `FDT_FIONCLEX`, and those whose `arg` is a pointer in this process — `FDT_FIONBIO`,
-// `FDT_FIOASYNC` (read an `int`), `FIOQSIZE` (`-ENOTTY` here), `FIGETBSZ` (`-EINVAL` here).
-// Every other command goes to the file's `ioctl` callback with `arg` unchanged.
+// `FDT_FIOASYNC` (read an `int`), `FIOQSIZE` (a `long long`: the blocks of a regular file,
+// directory or symlink, as the `getattr` callback reports them; `-ENOTTY` for other types or
+// without `getattr`), `FIGETBSZ` (an `int`: `getattr`'s `blksize`; `-EINVAL` when it is 0)
+// and, on a file whose `getattr` reports a regular file, `FDT_FIONREAD` (an `int`: its size
+// minus the position). Every other command goes to the file's `ioctl` callback with `arg`
+// unchanged.
 //
 // Returns the result (a callback's value in -4095..-1 is `-errno`), `-EBADF` for a bad or
 // `FDT_O_PATH` fd, `-ENOTTY` if the file has no `ioctl` callback, `-EFAULT` if a generic
@@ -1004,8 +1008,9 @@ int64_t fdt_lseek(struct fdt_files *files, int fd, int64_t offset, int whence);
 // # Safety
 //
 // `files` is NULL or a live handle not in use by another thread. For `FDT_FIONBIO` and
-// `FDT_FIOASYNC`, `arg` is 0 or the address of an `int`; for `FIOQSIZE` and `FIGETBSZ` it is
-// 0 or valid for writes of 8 bytes.
+// `FDT_FIOASYNC`, `arg` is 0 or the address of an `int`; for `FIOQSIZE` and `FIGETBSZ`, and
+// for `FDT_FIONREAD` on a file whose `getattr` reports a regular file, it is 0 or valid for
+// writes of 8 bytes.
 long fdt_ioctl(struct fdt_files *files, int fd, unsigned int cmd, unsigned long arg);
 
 // `compat_ioctl(fd, cmd, arg)`, for a 32-bit caller: the generic commands as `fdt_ioctl`,

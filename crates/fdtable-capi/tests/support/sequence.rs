@@ -838,8 +838,10 @@ impl World {
         let (mut cmem, mut mmem) = (v, v);
         let raw = b.u64() as c_ulong;
         // Pointer commands get NULL or a valid 8-byte cell (the ABI's contract for
-        // `fdt_ioctl`); other commands any value. `fdt_compat_ioctl` takes anything.
-        let pointer = matches!(cmd, FIONBIO | FIOASYNC | FIOQSIZE | FIGETBSZ);
+        // `fdt_ioctl`; FIONREAD is one on a file whose getattr says regular, and the
+        // sequences make such files); other commands any value. `fdt_compat_ioctl` takes
+        // anything.
+        let pointer = matches!(cmd, FIONBIO | FIOASYNC | FIOQSIZE | FIGETBSZ | FIONREAD);
         let use_null = b.u8().is_multiple_of(4);
         let (carg, marg) = if compat || !pointer {
             (raw, raw)
