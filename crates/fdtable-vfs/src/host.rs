@@ -1,7 +1,7 @@
 //! Host passthrough: [`HostFile`] wraps a real host file descriptor as a [`File`] (what a
-//! sandbox hands a guest for a file it opened on the guest's behalf), and [`HostMemory`], the
-//! caller's own address space as ioctl memory. The only module with `unsafe` code: libc calls
-//! on a descriptor this module owns, and the raw copies `HostMemory` promises are valid.
+//! sandbox hands a guest for a file it opened on the guest's behalf). Linux hosts only. Its
+//! `unsafe` code is libc calls on a descriptor this module owns (the crate's only other
+//! `unsafe` code is `host_memory`'s raw copies).
 
 #![allow(unsafe_code)]
 
@@ -312,45 +312,6 @@ impl FileOperations for HostFile {
     }
 }
 
-/// The caller's own address space as ioctl memory: guest addresses are real pointers. `NULL`
-/// is `EFAULT`; every other address is trusted.
-#[derive(Debug)]
-pub struct HostMemory {
-    _private: (),
-}
-
-impl HostMemory {
-    /// # Safety
-    ///
-    /// Every non-zero address later passed through this value (the `arg` of an ioctl whose
-    /// command reads or writes memory) must be valid for reads or writes of the command's size
-    /// for the duration of the call, and not aliased by a live Rust reference.
-    pub unsafe fn new() -> HostMemory {
-        HostMemory { _private: () }
-    }
-}
-
-impl UserMemory for HostMemory {
-    fn copy_from_user(&mut self, addr: usize, dst: &mut [u8]) -> Result<(), Errno> {
-        if addr == 0 {
-            return Err(Errno::EFAULT);
-        }
-        // SAFETY: the constructor's contract: `addr` is valid for `dst.len()` bytes of reads
-        // and does not overlap `dst`, which is a live Rust buffer.
-        unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst.as_mut_ptr(), dst.len()) };
-        Ok(())
-    }
-
-    fn copy_to_user(&mut self, addr: usize, src: &[u8]) -> Result<(), Errno> {
-        if addr == 0 {
-            return Err(Errno::EFAULT);
-        }
-        // SAFETY: the constructor's contract: `addr` is valid for `src.len()` bytes of writes.
-        unsafe { std::ptr::copy_nonoverlapping(src.as_ptr(), addr as *mut u8, src.len()) };
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,7 +377,9 @@ mod tests {
         assert!(r.is_stream());
         assert_eq!(w.ops().write(&w, b"hello", None), Ok(5));
         let mut n = 0i32;
-        let mut mem = HostMemory { _private: () };
+        // SAFETY: the only non-zero address passed through `mem` is `n`'s, valid for the
+        // 4 bytes FIONREAD writes, with no reference to `n` live during the call.
+        let mut mem = unsafe { crate::HostMemory::new() };
         let addr = &mut n as *mut i32 as usize;
         assert_eq!(r.ops().unlocked_ioctl(&r, FIONREAD, addr, &mut mem), Ok(0));
         assert_eq!(n, 5);

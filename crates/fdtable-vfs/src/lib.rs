@@ -107,6 +107,8 @@ pub mod fcntl;
 mod file;
 #[cfg(all(feature = "host", target_os = "linux"))]
 mod host;
+#[cfg(feature = "host")]
+mod host_memory;
 pub mod ioctl;
 pub mod iov;
 pub mod memfs;
@@ -125,7 +127,9 @@ pub mod workloads;
 pub use devices::{CharDevice, DevNull, DevZero, TestDevice};
 pub use file::{File, PosGuard};
 #[cfg(all(feature = "host", target_os = "linux"))]
-pub use host::{HostFile, HostMemory};
+pub use host::HostFile;
+#[cfg(feature = "host")]
+pub use host_memory::HostMemory;
 pub use memfs::MemFs;
 pub use namespace::{MAY_APPEND, MAY_READ, MAY_WRITE, Namespace, OpenHow, Opened};
 pub use ops::{
