@@ -2,7 +2,8 @@
 #
 #   make                          # build: cargo's `dist` profile, then $(BUILD):
 #                                 #   libfdtable.so.X.Y.Z (+ .so.X, .so links), libfdtable.a,
-#                                 #   libs.private (what a static link needs, from rustc)
+#                                 #   libs.private (what a static link needs: rustc's list
+#                                 #   less -lgcc_s, see below)
 #   make install PREFIX=/usr      # copies only (never runs cargo): see below
 #   make uninstall PREFIX=/usr
 #   make example                  # builds and runs examples/c
@@ -42,14 +43,21 @@ REALNAME     := libfdtable.so.$(VERSION)
 all: build
 
 # cargo decides what to rebuild. The static library's objects (std's among them) keep their
-# debug info through rustc: `strip -S` (--strip-debug for GNU, LLVM and BSD strip) drops it. `--print=native-static-libs` makes rustc list what the static
-# library needs from the system; cargo replays that note when nothing changed.
+# debug info through rustc: `strip -S` (--strip-debug for GNU, LLVM and BSD strip) drops it.
+# `--print=native-static-libs` makes rustc list what the static library needs from the
+# system; cargo replays that note when nothing changed. libs.private (the .pc file's
+# Libs.private) is that list without -lgcc_s: Rust's unwinder is libgcc's, which the C
+# compiler driver links by itself, as the link needs it (libgcc_s in a dynamic link,
+# libgcc_eh with -static or -static-libgcc), while an explicit -lgcc_s fails a -static link,
+# libgcc_s having no static archive.
 build:
 	@test -n "$(MAJOR)" || { echo "make: no FDT_VERSION_MAJOR in include/fdtable.h" >&2; exit 1; }
 	mkdir -p $(BUILD)
 	$(CARGO) rustc --profile $(PROFILE) -p fdtable-ffi --lib -- --print=native-static-libs \
 	    2>$(BUILD)/cargo.log; status=$$?; cat $(BUILD)/cargo.log >&2; exit $$status
-	sed -n 's/^note: native-static-libs: //p' $(BUILD)/cargo.log | tail -n 1 > $(BUILD)/libs.private
+	sed -n 's/^note: native-static-libs: //p' $(BUILD)/cargo.log | tail -n 1 | \
+	    awk '{ for (i = 1; i <= NF; i++) if ($$i != "-lgcc_s") printf "%s%s", (n++ ? " " : ""), $$i; print "" }' \
+	    > $(BUILD)/libs.private
 	@test -s $(BUILD)/libs.private || { echo "make: rustc did not list the native static libraries" >&2; exit 1; }
 	rm -f $(BUILD)/libfdtable.so* $(BUILD)/libfdtable.a
 	cp $(OUT)/libfdtable.so $(BUILD)/$(REALNAME)

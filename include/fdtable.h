@@ -7,10 +7,14 @@
  * close_range, poll and RLIMIT_NOFILE behave as on Linux, with Linux's errnos.
  *
  * Link: `pkg-config --cflags --libs fdtable`, or -lfdtable. A static link also needs the
- * system libraries in fdtable.pc's Libs.private (`pkg-config --static --libs fdtable`), which
- * are what rustc reports the static library needs; on Linux with glibc:
- *   -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
- * and for a *-linux-musl build, -lunwind -lc (libunwind.a from Rust's musl target).
+ * system libraries in fdtable.pc's Libs.private (`pkg-config --static --libs fdtable`): what
+ * rustc reports the static library needs, less -lgcc_s, the unwinder, which the C compiler
+ * driver links itself (libgcc_s in a dynamic link, libgcc_eh with -static or
+ * -static-libgcc). On Linux with glibc:
+ *   -lutil -lrt -lpthread -lm -ldl -lc
+ * A fully static program (`cc -static ... $(pkg-config --static --libs fdtable)`) also
+ * needs glibc's static libraries (libc.a: Debian's libc6-dev).
+ * For a *-linux-musl build, -lunwind -lc (libunwind.a from Rust's musl target).
  *
  * ERRORS: ONE CONVENTION
  *
