@@ -1,12 +1,18 @@
 //! [`Errno`] and the host's [`std::io::Error`] (feature `std`).
 //!
 //! On Linux the numbers are the same and pass through. On other Unix hosts each errno that
-//! the host also defines is mapped by name to the host's number (macOS's `EAGAIN` is 35, not
-//! 11); on Windows, and for errnos the host lacks, the error carries the [`Errno`] itself with
-//! the nearest [`std::io::ErrorKind`], and converting back recovers it exactly.
+//! the host also defines is mapped by name to the host's number and back (macOS's `EAGAIN` is
+//! 35, not 11; its `ENOTSUP`, 45, is Linux's `EOPNOTSUPP`, 95). A Windows error code becomes
+//! the errno the C runtime gives it (`ERROR_INVALID_HANDLE` is `EBADF`), or the errno of the
+//! kind std gives it. An errno the host lacks, and any errno on Windows, becomes an error
+//! that carries the [`Errno`] itself with the nearest [`std::io::ErrorKind`], and converting
+//! back recovers it exactly.
 
 use super::Errno;
 use std::io;
+
+mod unix;
+mod windows;
 
 impl Errno {
     /// The errno of the last failed host call on this thread, as a Linux errno (`EIO` if the
@@ -52,127 +58,366 @@ impl From<io::Error> for Errno {
     }
 }
 
-#[cfg(target_os = "linux")]
-fn to_host(e: Errno) -> Option<i32> {
-    Some(e.raw())
+// Which numbering the host uses. The tables are pure data (`unix`, `windows`), compiled and
+// tested on every host; only the choice among them depends on the target.
+
+/// Linux's own numbers: asm-generic, which every Linux architecture uses but MIPS, SPARC,
+/// Alpha and PA-RISC (for which Rust has no target).
+#[cfg(all(
+    any(target_os = "linux", target_os = "android"),
+    not(any(
+        target_arch = "mips",
+        target_arch = "mips32r6",
+        target_arch = "mips64",
+        target_arch = "mips64r6",
+        target_arch = "sparc",
+        target_arch = "sparc64"
+    ))
+))]
+mod select {
+    use super::Errno;
+
+    pub(super) fn to_host(e: Errno) -> Option<i32> {
+        Some(e.raw())
+    }
+
+    pub(super) fn from_host(raw: i32) -> Option<Errno> {
+        (raw > 0 && raw < 4096).then(|| Errno::new(raw))
+    }
 }
 
-#[cfg(target_os = "linux")]
-fn from_host(raw: i32) -> Option<Errno> {
-    (raw > 0 && raw < 4096).then(|| Errno::new(raw))
+/// A host with a table of its own.
+#[cfg(any(
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "illumos",
+    target_os = "solaris"
+))]
+mod select {
+    use super::Errno;
+    use super::unix::{self, Numbering};
+
+    #[cfg(target_vendor = "apple")]
+    const HOST: Numbering = unix::APPLE;
+    #[cfg(target_os = "freebsd")]
+    const HOST: Numbering = unix::FREEBSD;
+    #[cfg(target_os = "dragonfly")]
+    const HOST: Numbering = unix::DRAGONFLY;
+    #[cfg(target_os = "openbsd")]
+    const HOST: Numbering = unix::OPENBSD;
+    #[cfg(target_os = "netbsd")]
+    const HOST: Numbering = unix::NETBSD;
+    #[cfg(any(target_os = "illumos", target_os = "solaris"))]
+    const HOST: Numbering = unix::SOLARISH;
+
+    pub(super) fn to_host(e: Errno) -> Option<i32> {
+        HOST.host_number(e)
+    }
+
+    pub(super) fn from_host(raw: i32) -> Option<Errno> {
+        HOST.linux_errno(raw)
+    }
 }
 
-/// Errnos that every Unix libc defines, mapped by name between Linux's numbers and the host's.
-#[cfg(all(unix, not(target_os = "linux")))]
-macro_rules! unix_map {
-    ($($n:ident),* $(,)?) => {
-        fn to_host(e: Errno) -> Option<i32> {
-            $( if e == Errno::$n { return Some(libc::$n); } )*
-            None
-        }
-        fn from_host(raw: i32) -> Option<Errno> {
-            $( if raw == libc::$n { return Some(Errno::$n); } )*
-            None
-        }
-    };
+/// Windows: Win32 and Winsock codes map to errnos, and no errno is a host code.
+#[cfg(windows)]
+mod select {
+    use super::Errno;
+
+    pub(super) fn to_host(_: Errno) -> Option<i32> {
+        None
+    }
+
+    pub(super) fn from_host(raw: i32) -> Option<Errno> {
+        super::windows::from_win32(raw)
+    }
 }
 
-#[cfg(all(unix, not(target_os = "linux")))]
-unix_map!(
-    EPERM,
-    ENOENT,
-    ESRCH,
-    EINTR,
-    EIO,
-    ENXIO,
-    E2BIG,
-    ENOEXEC,
-    EBADF,
-    ECHILD,
-    EAGAIN,
-    ENOMEM,
-    EACCES,
-    EFAULT,
-    ENOTBLK,
-    EBUSY,
-    EEXIST,
-    EXDEV,
-    ENODEV,
-    ENOTDIR,
-    EISDIR,
-    EINVAL,
-    ENFILE,
-    EMFILE,
-    ENOTTY,
-    ETXTBSY,
-    EFBIG,
-    ENOSPC,
-    ESPIPE,
-    EROFS,
-    EMLINK,
-    EPIPE,
-    EDOM,
-    ERANGE,
-    EDEADLK,
-    ENAMETOOLONG,
-    ENOLCK,
-    ENOSYS,
-    ENOTEMPTY,
-    ELOOP,
-    ENOMSG,
-    EIDRM,
-    EOVERFLOW,
-    EILSEQ,
-    ENOTSOCK,
-    EDESTADDRREQ,
-    EMSGSIZE,
-    EPROTOTYPE,
-    ENOPROTOOPT,
-    EPROTONOSUPPORT,
-    ESOCKTNOSUPPORT,
-    EOPNOTSUPP,
-    EPFNOSUPPORT,
-    EAFNOSUPPORT,
-    EADDRINUSE,
-    EADDRNOTAVAIL,
-    ENETDOWN,
-    ENETUNREACH,
-    ENETRESET,
-    ECONNABORTED,
-    ECONNRESET,
-    ENOBUFS,
-    EISCONN,
-    ENOTCONN,
-    ESHUTDOWN,
-    ETOOMANYREFS,
-    ETIMEDOUT,
-    ECONNREFUSED,
-    EHOSTDOWN,
-    EHOSTUNREACH,
-    EALREADY,
-    EINPROGRESS,
-    ESTALE,
-    EDQUOT,
-    ECANCELED,
-    EOWNERDEAD,
-    ENOTRECOVERABLE,
-    EBADMSG,
-    EPROTO,
-    EMULTIHOP,
-    ENOLINK,
-    EREMOTE,
-    EUSERS,
-);
+/// Errnos mapped by name through the libc crate's constants: Linux on the architectures with
+/// numbers of their own (every Linux errno), and any other Unix host (the errnos every Unix
+/// libc defines).
+#[cfg(all(
+    unix,
+    not(any(
+        target_vendor = "apple",
+        target_os = "freebsd",
+        target_os = "dragonfly",
+        target_os = "openbsd",
+        target_os = "netbsd",
+        target_os = "illumos",
+        target_os = "solaris"
+    )),
+    not(all(
+        any(target_os = "linux", target_os = "android"),
+        not(any(
+            target_arch = "mips",
+            target_arch = "mips32r6",
+            target_arch = "mips64",
+            target_arch = "mips64r6",
+            target_arch = "sparc",
+            target_arch = "sparc64"
+        ))
+    ))
+))]
+mod select {
+    use super::Errno;
 
-#[cfg(not(unix))]
-fn to_host(_: Errno) -> Option<i32> {
-    None
+    macro_rules! by_name {
+        ($($n:ident),* $(,)?) => {
+            pub(super) fn to_host(e: Errno) -> Option<i32> {
+                $( if e == Errno::$n { return Some(libc::$n); } )*
+                None
+            }
+            pub(super) fn from_host(raw: i32) -> Option<Errno> {
+                $( if raw == libc::$n { return Some(Errno::$n); } )*
+                None
+            }
+        };
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    by_name!(
+        EPERM,
+        ENOENT,
+        ESRCH,
+        EINTR,
+        EIO,
+        ENXIO,
+        E2BIG,
+        ENOEXEC,
+        EBADF,
+        ECHILD,
+        EAGAIN,
+        ENOMEM,
+        EACCES,
+        EFAULT,
+        ENOTBLK,
+        EBUSY,
+        EEXIST,
+        EXDEV,
+        ENODEV,
+        ENOTDIR,
+        EISDIR,
+        EINVAL,
+        ENFILE,
+        EMFILE,
+        ENOTTY,
+        ETXTBSY,
+        EFBIG,
+        ENOSPC,
+        ESPIPE,
+        EROFS,
+        EMLINK,
+        EPIPE,
+        EDOM,
+        ERANGE,
+        EDEADLK,
+        ENAMETOOLONG,
+        ENOLCK,
+        ENOSYS,
+        ENOTEMPTY,
+        ELOOP,
+        ENOMSG,
+        EIDRM,
+        ECHRNG,
+        EL2NSYNC,
+        EL3HLT,
+        EL3RST,
+        ELNRNG,
+        EUNATCH,
+        ENOCSI,
+        EL2HLT,
+        EBADE,
+        EBADR,
+        EXFULL,
+        ENOANO,
+        EBADRQC,
+        EBADSLT,
+        EBFONT,
+        ENOSTR,
+        ENODATA,
+        ETIME,
+        ENOSR,
+        ENONET,
+        ENOPKG,
+        EREMOTE,
+        ENOLINK,
+        EADV,
+        ESRMNT,
+        ECOMM,
+        EPROTO,
+        EMULTIHOP,
+        EDOTDOT,
+        EBADMSG,
+        EOVERFLOW,
+        ENOTUNIQ,
+        EBADFD,
+        EREMCHG,
+        ELIBACC,
+        ELIBBAD,
+        ELIBSCN,
+        ELIBMAX,
+        ELIBEXEC,
+        EILSEQ,
+        ERESTART,
+        ESTRPIPE,
+        EUSERS,
+        ENOTSOCK,
+        EDESTADDRREQ,
+        EMSGSIZE,
+        EPROTOTYPE,
+        ENOPROTOOPT,
+        EPROTONOSUPPORT,
+        ESOCKTNOSUPPORT,
+        EOPNOTSUPP,
+        EPFNOSUPPORT,
+        EAFNOSUPPORT,
+        EADDRINUSE,
+        EADDRNOTAVAIL,
+        ENETDOWN,
+        ENETUNREACH,
+        ENETRESET,
+        ECONNABORTED,
+        ECONNRESET,
+        ENOBUFS,
+        EISCONN,
+        ENOTCONN,
+        ESHUTDOWN,
+        ETOOMANYREFS,
+        ETIMEDOUT,
+        ECONNREFUSED,
+        EHOSTDOWN,
+        EHOSTUNREACH,
+        EALREADY,
+        EINPROGRESS,
+        ESTALE,
+        EUCLEAN,
+        ENOTNAM,
+        ENAVAIL,
+        EISNAM,
+        EREMOTEIO,
+        EDQUOT,
+        ENOMEDIUM,
+        EMEDIUMTYPE,
+        ECANCELED,
+        ENOKEY,
+        EKEYEXPIRED,
+        EKEYREVOKED,
+        EKEYREJECTED,
+        EOWNERDEAD,
+        ENOTRECOVERABLE,
+        ERFKILL,
+        EHWPOISON,
+        EDEADLOCK,
+        ENOTSUP,
+    );
+
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    by_name!(
+        EPERM,
+        ENOENT,
+        ESRCH,
+        EINTR,
+        EIO,
+        ENXIO,
+        E2BIG,
+        ENOEXEC,
+        EBADF,
+        ECHILD,
+        EAGAIN,
+        ENOMEM,
+        EACCES,
+        EFAULT,
+        ENOTBLK,
+        EBUSY,
+        EEXIST,
+        EXDEV,
+        ENODEV,
+        ENOTDIR,
+        EISDIR,
+        EINVAL,
+        ENFILE,
+        EMFILE,
+        ENOTTY,
+        ETXTBSY,
+        EFBIG,
+        ENOSPC,
+        ESPIPE,
+        EROFS,
+        EMLINK,
+        EPIPE,
+        EDOM,
+        ERANGE,
+        EDEADLK,
+        ENAMETOOLONG,
+        ENOLCK,
+        ENOSYS,
+        ENOTEMPTY,
+        ELOOP,
+        ENOMSG,
+        EIDRM,
+        EOVERFLOW,
+        EILSEQ,
+        ENOTSOCK,
+        EDESTADDRREQ,
+        EMSGSIZE,
+        EPROTOTYPE,
+        ENOPROTOOPT,
+        EPROTONOSUPPORT,
+        ESOCKTNOSUPPORT,
+        EOPNOTSUPP,
+        EPFNOSUPPORT,
+        EAFNOSUPPORT,
+        EADDRINUSE,
+        EADDRNOTAVAIL,
+        ENETDOWN,
+        ENETUNREACH,
+        ENETRESET,
+        ECONNABORTED,
+        ECONNRESET,
+        ENOBUFS,
+        EISCONN,
+        ENOTCONN,
+        ESHUTDOWN,
+        ETOOMANYREFS,
+        ETIMEDOUT,
+        ECONNREFUSED,
+        EHOSTDOWN,
+        EHOSTUNREACH,
+        EALREADY,
+        EINPROGRESS,
+        ESTALE,
+        EDQUOT,
+        ECANCELED,
+        EOWNERDEAD,
+        ENOTRECOVERABLE,
+        EBADMSG,
+        EPROTO,
+        EMULTIHOP,
+        ENOLINK,
+        EREMOTE,
+        EUSERS,
+    );
 }
 
-#[cfg(not(unix))]
-fn from_host(_: i32) -> Option<Errno> {
-    None
+/// No host numbers at all (neither Unix nor Windows): every error carries its [`Errno`].
+#[cfg(not(any(unix, windows)))]
+mod select {
+    use super::Errno;
+
+    pub(super) fn to_host(_: Errno) -> Option<i32> {
+        None
+    }
+
+    pub(super) fn from_host(_: i32) -> Option<Errno> {
+        None
+    }
 }
+
+use select::{from_host, to_host};
 
 /// The nearest [`io::ErrorKind`] of an errno, for hosts whose numbers differ.
 fn kind_of(e: Errno) -> io::ErrorKind {
@@ -211,6 +456,8 @@ fn kind_of(e: Errno) -> io::ErrorKind {
         Errno::ENETDOWN => K::NetworkDown,
         Errno::ENETUNREACH => K::NetworkUnreachable,
         Errno::EHOSTUNREACH => K::HostUnreachable,
+        Errno::EDQUOT => K::QuotaExceeded,
+        Errno::ESTALE => K::StaleNetworkFileHandle,
         _ => K::Other,
     }
 }
@@ -252,6 +499,8 @@ fn from_kind(kind: io::ErrorKind) -> Errno {
         K::NetworkDown => Errno::ENETDOWN,
         K::NetworkUnreachable => Errno::ENETUNREACH,
         K::HostUnreachable => Errno::EHOSTUNREACH,
+        K::QuotaExceeded => Errno::EDQUOT,
+        K::StaleNetworkFileHandle => Errno::ESTALE,
         K::UnexpectedEof => Errno::EIO,
         _ => Errno::EIO,
     }
@@ -278,11 +527,39 @@ mod tests {
         assert_eq!(Errno::from(io::Error::from_raw_os_error(9)), Errno::EBADF);
     }
 
+    #[cfg(target_vendor = "apple")]
+    #[test]
+    fn macos_numbers_map() {
+        assert_eq!(
+            Errno::from(io::Error::from_raw_os_error(45)),
+            Errno::EOPNOTSUPP
+        );
+        assert_eq!(
+            Errno::from(io::Error::from_raw_os_error(93)),
+            Errno::ENODATA
+        );
+        let io: io::Error = Errno::EAGAIN.into();
+        assert_eq!(io.raw_os_error(), Some(35));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn windows_codes_map() {
+        assert_eq!(Errno::from(io::Error::from_raw_os_error(6)), Errno::EBADF);
+        assert_eq!(Errno::from(io::Error::from_raw_os_error(4)), Errno::EMFILE);
+        assert_eq!(
+            Errno::from(io::Error::from_raw_os_error(10035)),
+            Errno::EAGAIN
+        );
+    }
+
     #[test]
     fn kinds_without_numbers() {
         let io = io::Error::new(io::ErrorKind::NotFound, "gone");
         assert_eq!(Errno::from(&io), Errno::ENOENT);
         let io = io::Error::other("?");
         assert_eq!(Errno::from(io), Errno::EIO);
+        let io = io::Error::from(io::ErrorKind::QuotaExceeded);
+        assert_eq!(Errno::from(io), Errno::EDQUOT);
     }
 }
