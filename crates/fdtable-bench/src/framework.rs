@@ -25,7 +25,8 @@ pub struct Opts {
     pub sample_time: Duration,
     /// If non-zero: this many iterations per sample and thread, no calibration (tests).
     pub fixed_iters: u64,
-    /// Pairs per dd sample (the seed's `count=1M`); 0: calibrate like everything else.
+    /// Pairs per dd sample (`count=1M`, as `fget_light`'s benchmark); 0: calibrate like
+    /// everything else.
     pub dd_pairs: u64,
 }
 

@@ -1,12 +1,14 @@
-//! `fdtable bench`: the seeds' experiments, side by side with the kernel, the naive "before",
-//! lock-based tables and gVisor (issue 5). See docs/BENCHMARKS.md.
+//! `fdtable bench`: the experiments of the kernel patches this layer reproduces (`fget_light`,
+//! the RCU fd table, the failed-open fast path, `find_next_fd`'s fast path, `unlocked_ioctl`),
+//! side by side with the kernel, the naive "before", lock-based tables and gVisor. See
+//! docs/BENCHMARKS.md.
 //!
 //! - [`framework`]: warm-up, calibration, pinned threads started on a barrier, samples.
 //! - [`impls`]: the tables under test.
 //! - [`workloads`]: one module per experiment.
 //! - [`suite`]: workloads as lists of cases, run in order in one process.
 //! - [`output`], [`charts`], [`progress`]: tables, JSON, SVG, stderr progress.
-//! - [`targets`]: the issues' targets, checked against a run's rows.
+//! - [`targets`]: the performance targets, checked against a run's rows.
 //! - [`instructions`]: fixed-count hot paths for callgrind (ci/instructions).
 
 pub mod charts;

@@ -48,9 +48,9 @@ impl Key {
 /// One result row; `--json` prints an array of these.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Row {
-    /// Workload name, as in the issue.
+    /// Workload name (`lookup-light`, `dd`, ...).
     pub workload: String,
-    /// Implementation name, as in the issue.
+    /// Implementation name (`fdtable`, `kernel`, `before`, ...).
     #[serde(rename = "impl")]
     pub impl_name: String,
     /// Every thread that runs the loop.

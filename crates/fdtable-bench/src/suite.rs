@@ -138,7 +138,7 @@ fn known_variant(v: &str) -> Option<&'static str> {
 
 /// A workload of the suite.
 pub struct Workload {
-    /// Name, exactly as in the issue.
+    /// Name, as `--workload` takes it and the tables print it.
     pub name: &'static str,
     /// One line on what it measures.
     pub about: &'static str,

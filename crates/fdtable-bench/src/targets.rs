@@ -1,4 +1,5 @@
-//! The targets of issues 2, 3 and 5, checked against one run's rows.
+//! The performance targets the benchmark sets itself ("lookup-light: fdtable ≤ 1.5× floor",
+//! "openneg: fdtable ≥ 1.4× before", ...), checked against one run's rows.
 //!
 //! Every target is a ratio of two medians from the same run, computed twice:
 //!

@@ -14,7 +14,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Run the seeds' experiments beside the kernel, the naive "before", lock-based tables and gVisor.
+    /// Run the kernel fast paths' experiments beside the kernel, the naive "before", lock-based
+    /// tables and gVisor.
     Bench(fdtable_bench::cli::BenchArgs),
     /// Replay strace logs through fdtable and compare every descriptor-layer result.
     Replay(fdtable_replay::cli::ReplayArgs),

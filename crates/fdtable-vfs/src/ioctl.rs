@@ -2,9 +2,10 @@
 //! itself (`do_vfs_ioctl`), then the file's own `unlocked_ioctl` / `compat_ioctl`, with
 //! "not mine" (`ENOIOCTLCMD`) turned into `ENOTTY`.
 //!
-//! Seed 5 (Tsirkin, "speed up ioctls", 2004): no lock is taken by the dispatch — not a global
-//! one (the BKL the 2004 patch removed from the path), not the table's (`fdget` is lock-free,
-//! and reference-free when the table is unshared). A driver protects its own state.
+//! No lock is taken by the dispatch, as since Michael S. Tsirkin's "speed up ioctls" (2004,
+//! `unlocked_ioctl`): not a global one (the Big Kernel Lock that patch took off the path), not
+//! the table's (`fdget` is lock-free, and reference-free when the table is unshared). A driver
+//! protects its own state.
 
 use crate::file::File;
 use crate::task::Task;

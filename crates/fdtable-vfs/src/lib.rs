@@ -47,7 +47,7 @@
 //! - **Guest memory** for ioctl arguments: [`UserMemory`], with [`LinearMemory`] (a guest
 //!   address space in a byte slice), [`NoMemory`] and [`HostMemory`].
 //!
-//! ## The seeds' fast paths
+//! ## The kernel's fast paths
 //!
 //! - **Failed open (`fput_badopen`)**: `openat` reserves the fd first, asks the namespace, and installs
 //!   last; a failure drops the reservation and returns — no file object was built, nothing is

@@ -1,10 +1,11 @@
 //! `open`, `close` and the path calls (fs/open.c, fs/namei.c): `do_sys_openat2`'s order —
 //! check the flags, copy the name, **reserve the fd**, then ask the namespace, then install.
 //!
-//! Seed 2 (Guzik, "vfs: shave work on failed file open"): an open that fails — most often
-//! `ENOENT` — finds the fd reserved and no file built. It gives the fd back
-//! (`put_unused_fd`, dropping the [`FdReservation`](fdtable::FdReservation)) and returns:
-//! no file object to free, nothing deferred, nothing leaked. A table that is full fails with
+//! Failed opens are cheap, as since Mateusz Guzik's "vfs: shave work on failed file open"
+//! (2023, the patch that added `fput_badopen`): an open that fails — most often `ENOENT` —
+//! finds the fd reserved and no file built. It gives the fd back (`put_unused_fd`, dropping
+//! the [`FdReservation`](fdtable::FdReservation)) and returns: no file object to free,
+//! nothing deferred, nothing leaked. A table that is full fails with
 //! `EMFILE` before the namespace is asked at all.
 
 use crate::file::File;

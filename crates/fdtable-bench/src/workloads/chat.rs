@@ -1,4 +1,4 @@
-//! `chat` (seed 3's benchmark): K = 1, 2, 4 pairs of threads in one process ping-ponging
+//! `chat` (the RCU fd table's benchmark): K = 1, 2, 4 pairs of threads in one process ping-ponging
 //! 100-byte messages over AF_UNIX stream socketpairs, every thread on one shared table.
 //!
 //! One operation is one message sent and one received by a thread (the client writes then

@@ -1,4 +1,4 @@
-//! `dd` (seed 1): `dd if=/dev/zero of=FILE bs=1 count=1M` — read 1 byte from /dev/zero, write
+//! `dd` (`fget_light`'s benchmark): `dd if=/dev/zero of=FILE bs=1 count=1M` — read 1 byte from /dev/zero, write
 //! it to an in-memory file — through the syscall layer, on an unshared table and on a shared
 //! one (a second handle alive).
 //!

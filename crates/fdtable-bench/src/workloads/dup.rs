@@ -1,4 +1,5 @@
-//! `dup1` (will-it-scale dup1) and `find-next-fd` (seed 4): dup + close.
+//! `dup1` (will-it-scale dup1) and `find-next-fd` (Yu Ma's "fs/file.c: add fast path in
+//! find_next_fd()", 2024): dup + close.
 
 use super::{STDIO_FDS, no_finish};
 use crate::framework::{self, Measurement, Opts, Worker};
@@ -31,7 +32,7 @@ pub const FIND_NEXT_FD: Workload = Workload {
 /// The open-fd counts of find-next-fd.
 pub const FIND_NEXT_FD_SIZES: [usize; 4] = [3, 64, 1000, 100_000];
 
-/// The seed that chooses the fragmented table's holes.
+/// The random seed (splitmix64) that chooses the fragmented table's holes.
 pub const FRAG_SEED: u64 = 42;
 
 /// `n` × (dup `src` + close the new fd).

@@ -1,4 +1,4 @@
-//! `ioctl` (seed 5, "speed up ioctls", 2004): a generic ioctl (`FIONREAD` on a pipe) and a
+//! `ioctl` (Michael S. Tsirkin's "speed up ioctls", 2004: `unlocked_ioctl`): a generic ioctl (`FIONREAD` on a pipe) and a
 //! driver's own ioctl, 1 and 2 threads on one shared table, each thread on its own file.
 //!
 //! - `fdtable`: `Task::ioctl` — lock-free `fdget`, the generic switch, the file's

@@ -1,4 +1,4 @@
-//! `lookup-light` (seed 1, `fget_light`) and `lookup-shared` (seed 3, the RCU fd table):
+//! `lookup-light` (`fget_light`) and `lookup-shared` (the RCU fd table, `fget` lock-free):
 //! lookup + put, reading one field of the file, on an unshared and on a shared table.
 
 use super::{STDIO_FDS, no_finish};

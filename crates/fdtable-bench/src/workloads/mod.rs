@@ -1,4 +1,4 @@
-//! The workloads, one module per seed experiment.
+//! The workloads, one module per kernel patch's experiment.
 
 pub mod chat;
 pub mod dd;

@@ -1,5 +1,6 @@
-//! `openneg` (seed 2, Guzik's will-it-scale `openneg`): `open` of a missing path in a loop, on
-//! an unshared table (`openneg_processes -t 1`).
+//! `openneg` (the failed-open fast path, `fput_badopen`; Mateusz Guzik's will-it-scale
+//! `openneg`): `open` of a missing path in a loop, on an unshared table
+//! (`openneg_processes -t 1`).
 //!
 //! - `fdtable`: `Task::open` — reserve the fd, ask the namespace, give the fd back on
 //!   `ENOENT`; no file object is built, nothing is deferred.
