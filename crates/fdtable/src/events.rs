@@ -11,14 +11,17 @@ pub enum Event {
     Revived,
     /// A last put's NOREF → DEAD compare-and-swap lost to a reviving lookup.
     LastPutLost,
+    /// A lock-free lookup read an empty slot in an array that growth had retired and cleared,
+    /// and retried in the new one.
+    RetiredSlotCleared,
+    /// A lock-free lookup's re-check found the slot changed after its increment (a close or
+    /// a replacement, in the array it read or, through the clearing, in a newer one).
+    SlotChanged,
 }
 
 #[cfg(loom)]
-static COUNTS: [std::sync::atomic::AtomicUsize; 3] = [
-    std::sync::atomic::AtomicUsize::new(0),
-    std::sync::atomic::AtomicUsize::new(0),
-    std::sync::atomic::AtomicUsize::new(0),
-];
+static COUNTS: [std::sync::atomic::AtomicUsize; 5] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 5];
 
 /// Records that `e` happened.
 #[inline(always)]

@@ -1,7 +1,7 @@
 //! [`Fd`]: the result of a light lookup, the kernel's `struct fd`.
 
 use crate::file_ref::{FileInner, FileRef};
-use crate::rcu::HandleReader;
+use crate::rcu::PutWindow;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::ops::Deref;
@@ -15,8 +15,8 @@ use core::ptr::NonNull;
 /// handle cannot close the fd or share the table while it lives.
 pub struct Fd<'a, F: ?Sized> {
     ptr: NonNull<FileInner<F>>,
-    /// For an owned `Fd`, the handle's RCU state its put uses; `None` for a borrow.
-    reader: Option<&'a HandleReader>,
+    /// For an owned `Fd`, where its put opens its window; `None` for a borrow.
+    put: Option<PutWindow>,
     _borrow: PhantomData<&'a FileInner<F>>,
 }
 
@@ -28,20 +28,21 @@ impl<'a, F: ?Sized> Fd<'a, F> {
     pub(crate) unsafe fn borrowed(ptr: NonNull<FileInner<F>>) -> Self {
         Fd {
             ptr,
-            reader: None,
+            put: None,
             _borrow: PhantomData,
         }
     }
 
     /// # Safety
     ///
-    /// `ptr` carries one counted reference, which the result takes over; `reader` is the RCU
-    /// state of the handle it was looked up through.
+    /// `ptr` carries one counted reference, which the result takes over; `put` is where its
+    /// put opens its window (a record of the handle it was looked up through, which outlives
+    /// `'a`, or the general path).
     #[inline(always)]
-    pub(crate) unsafe fn owned(ptr: NonNull<FileInner<F>>, reader: &'a HandleReader) -> Self {
+    pub(crate) unsafe fn owned(ptr: NonNull<FileInner<F>>, put: PutWindow) -> Self {
         Fd {
             ptr,
-            reader: Some(reader),
+            put: Some(put),
             _borrow: PhantomData,
         }
     }
@@ -49,7 +50,7 @@ impl<'a, F: ?Sized> Fd<'a, F> {
     /// Whether dropping this puts a reference (`FDPUT_FPUT`): false for a light borrow.
     #[inline]
     pub fn needs_put(&self) -> bool {
-        self.reader.is_some()
+        self.put.is_some()
     }
 
     /// A counted reference to the file, to keep it past this lookup (`get_file`).
@@ -76,7 +77,7 @@ impl<'a, F: ?Sized> Fd<'a, F> {
     /// whether a reference must be put.
     pub fn into_raw(self) -> (*const F, bool) {
         let this = ManuallyDrop::new(self);
-        (this.as_ptr(), this.reader.is_some())
+        (this.as_ptr(), this.put.is_some())
     }
 }
 
@@ -92,9 +93,9 @@ impl<F: ?Sized> Deref for Fd<'_, F> {
 impl<F: ?Sized> Drop for Fd<'_, F> {
     #[inline(always)]
     fn drop(&mut self) {
-        if let Some(reader) = self.reader {
+        if let Some(w) = self.put {
             // SAFETY: an owned `Fd` carries one reference, dropped here (`fdput`).
-            unsafe { FileInner::put_ref_on(self.ptr, reader) };
+            unsafe { FileInner::put_ref_in(self.ptr, w) };
         }
     }
 }
@@ -102,7 +103,7 @@ impl<F: ?Sized> Drop for Fd<'_, F> {
 impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for Fd<'_, F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Fd")
-            .field("owned", &self.reader.is_some())
+            .field("owned", &self.put.is_some())
             .field("file", &&**self)
             .finish()
     }

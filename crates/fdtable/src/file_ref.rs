@@ -257,41 +257,33 @@ impl<F: ?Sized> FileInner<F> {
         let Some(section) = rcu::put_try_begin() else {
             return self.put_unregistered();
         };
-        // ORDERING: Release; everything this holder did with the file happens-before the
-        // release, which acquires in `put_slow` (its cmpxchg reads a value in this RMW's
-        // release sequence).
-        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
-        rcu::assert_live(self);
-        let last = (new as isize) < 0 && self.put_slow(new);
+        let last = self.dec_in_window();
         rcu::put_end_fast(section);
         last
     }
 
-    /// [`FileInner::put`] with the window opened on a table handle's record (the put of an
-    /// `Fd` from a shared lookup).
+    /// [`FileInner::put`] with the window opened where `w` says (the put of an `Fd` from a
+    /// shared lookup: on the record its lookup used, no thread-local access).
     #[inline(always)]
-    pub(crate) fn put_on(&self, reader: &rcu::HandleReader) -> bool {
-        let Some(section) = reader.put_try_begin() else {
+    pub(crate) fn put_in(&self, w: rcu::PutWindow) -> bool {
+        let Some(section) = w.begin() else {
             return self.put_unregistered();
         };
-        // ORDERING: Release; as in `put`.
-        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
-        rcu::assert_live(self);
-        let last = (new as isize) < 0 && self.put_slow(new);
+        let last = self.dec_in_window();
         rcu::put_end_fast(section);
         last
     }
 
-    /// Drops a reference with the window on `reader`'s record; releases the file if it was
+    /// Drops a reference with the window opened where `w` says; releases the file if it was
     /// the last.
     ///
     /// # Safety
     ///
     /// The caller owns one counted reference on `this`, given up here.
     #[inline(always)]
-    pub(crate) unsafe fn put_ref_on(this: NonNull<Self>, reader: &rcu::HandleReader) {
+    pub(crate) unsafe fn put_ref_in(this: NonNull<Self>, w: rcu::PutWindow) {
         // SAFETY: the caller's reference keeps the header alive until the put.
-        if unsafe { this.as_ref() }.put_on(reader) {
+        if unsafe { this.as_ref() }.put_in(w) {
             // SAFETY: the last put: this is the one releasing thread.
             unsafe { Self::release(this) };
         }
@@ -303,19 +295,40 @@ impl<F: ?Sized> FileInner<F> {
     #[inline(never)]
     fn put_unregistered(&self) -> bool {
         let section = rcu::put_begin();
-        // ORDERING: Release; as in `put`.
-        let new = self.refcnt.fetch_sub(1, Ordering::Release).wrapping_sub(1);
-        rcu::assert_live(self);
-        let last = (new as isize) < 0 && self.put_slow(new);
+        let last = self.dec_in_window();
         rcu::put_end(section);
         last
     }
 
+    /// The decrement of a put, inside its window: one `lock dec`, and the sign of the result
+    /// (the slow path reads the count again, so that the compiler need not keep the result).
+    #[inline(always)]
+    fn dec_in_window(&self) -> bool {
+        // ORDERING: Release; everything this holder did with the file happens-before the
+        // release, which acquires in `put_slow` (its cmpxchg reads a value in this RMW's
+        // release sequence).
+        let old = self.refcnt.fetch_sub(1, Ordering::Release);
+        // Written as a test of the old value against zero, which the compiler turns into the
+        // flags of a `lock dec` (the new value is not kept: `put_slow` reads the count again).
+        if old as isize > 0 {
+            return false;
+        }
+        rcu::assert_live(self);
+        self.put_slow()
+    }
+
+    /// The decrement took the count negative: to NOREF (the last reference, unless a lookup
+    /// revives the file first), or further into the dead or saturation zone. Reads the count
+    /// again: whatever happened since, the zone tells what to do — NOREF: try to mark it dead
+    /// (a revived file is its reviver's to release, and a reviver that put it back to NOREF
+    /// tries too: exactly one compare-and-swap wins); dead: someone else released it (or an
+    /// imbalanced put); saturated: never released.
     #[cold]
-    fn put_slow(&self, new: usize) -> bool {
-        if new == NOREF {
-            // That was the last reference. A concurrent lookup may have raised the count back
-            // to ONEREF; then it owns the file and this put must not release.
+    #[inline(never)]
+    fn put_slow(&self) -> bool {
+        // ORDERING: Relaxed; only the zone matters, and the compare-and-swap below orders.
+        let now = self.refcnt.load(Ordering::Relaxed);
+        if now == NOREF {
             // ORDERING: AcqRel on success; Acquire pairs with the Release decrements of every
             // earlier holder, so their uses of the value happen-before its drop. Failure needs
             // no ordering: the caller does nothing.
@@ -329,8 +342,14 @@ impl<F: ?Sized> FileInner<F> {
             }
             return won;
         }
-        if new >= RELEASED {
-            // Imbalanced put on a dead file: keep it dead, never release twice.
+        if now <= MAXREF {
+            // A lookup revived the file after our decrement: it owns the release now.
+            crate::events::note(crate::events::Event::LastPutLost);
+            return false;
+        }
+        if now >= RELEASED {
+            // Released by a reviver, or an imbalanced put on a dead file: keep it dead, never
+            // release twice.
             // ORDERING: Relaxed; no data is published by a dead count.
             self.refcnt.store(DEAD, Ordering::Relaxed);
             return false;
@@ -342,34 +361,28 @@ impl<F: ?Sized> FileInner<F> {
     }
 
     /// `file_ref_put_close`: the put of a close, which usually holds the last reference: one
-    /// compare-and-swap, from ONEREF straight to DEAD when it is the last, so there is no
-    /// window in which a lookup can revive the file and no read-side section is needed.
+    /// compare-and-swap, from ONEREF straight to DEAD when it is the last (no window in which
+    /// a lookup can revive the file, so no read-side section), or from n to n − 1 otherwise
+    /// (which cannot reach zero, so needs no section either). If that one attempt loses a
+    /// race, the plain put: one unconditional decrement — never a compare-and-swap loop, which
+    /// is quadratic under contention.
     #[inline]
     fn put_close(&self) -> bool {
         // ORDERING: Relaxed; only a first guess for the compare-and-swap.
-        let mut old = self.refcnt.load(Ordering::Relaxed);
-        loop {
-            if old > MAXREF {
-                return self.put_close_badval(old);
-            }
+        let old = self.refcnt.load(Ordering::Relaxed);
+        if old <= MAXREF {
             let new = if old == ONEREF { DEAD } else { old - 1 };
             // ORDERING: AcqRel on success: Release as any put (this holder's uses happen-before
             // the release), Acquire when it is the last (every earlier holder's Release
-            // decrement happens-before the drop). Failure: Relaxed, we retry.
-            match self
+            // decrement happens-before the drop). Failure: Relaxed, the plain put follows.
+            if self
                 .refcnt
-                .compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Relaxed)
+                .compare_exchange(old, new, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
             {
-                Ok(_) => return new == DEAD,
-                Err(actual) => old = actual,
+                return new == DEAD;
             }
         }
-    }
-
-    #[cold]
-    fn put_close_badval(&self, _old: usize) -> bool {
-        // A dead or saturated count: the plain put knows what to do with both, and needs its
-        // section only for the NOREF window, which a dead count does not reach.
         self.put()
     }
 
@@ -551,7 +564,29 @@ impl<F: ?Sized> FileRef<F> {
     /// coercion `|v| v`. It must return a reference to the value itself, at the value's own
     /// address (a reference to a field at offset zero is accepted too; the value is still
     /// dropped whole, as `V`); anything else panics. Aborts if memory runs out.
-    pub fn new_unsize<V>(value: V, coerce: impl FnOnce(&V) -> &F) -> Self {
+    ///
+    /// `V` is `Send + 'static` because the file may be released — `V` dropped — on any thread
+    /// and at any time, whatever part of it `coerce` exposes as `F`:
+    ///
+    /// ```compile_fail
+    /// use fdtable::{FileLike, FileRef};
+    /// struct Pipe;
+    /// impl FileLike for Pipe {}
+    /// struct Borrowing<'a> { pipe: Pipe, name: &'a str }
+    /// let name = String::from("x");
+    /// // error: `name` does not live long enough (`V: 'static`)
+    /// let f = FileRef::<dyn FileLike>::new_unsize(Borrowing { pipe: Pipe, name: &name }, |v| &v.pipe);
+    /// ```
+    ///
+    /// ```compile_fail
+    /// use fdtable::{FileLike, FileRef};
+    /// struct Pipe;
+    /// impl FileLike for Pipe {}
+    /// struct NotSend { pipe: Pipe, rc: std::rc::Rc<u8> }
+    /// // error: `Rc<u8>` cannot be sent between threads safely (`V: Send`)
+    /// let f = FileRef::<dyn FileLike>::new_unsize(NotSend { pipe: Pipe, rc: 1.into() }, |v| &v.pipe);
+    /// ```
+    pub fn new_unsize<V: Send + 'static>(value: V, coerce: impl FnOnce(&V) -> &F) -> Self {
         match Self::try_new_unsize(value, coerce) {
             Ok(f) => f,
             Err(_) => match file_layout::<V, F>() {
@@ -562,7 +597,10 @@ impl<F: ?Sized> FileRef<F> {
     }
 
     /// As [`FileRef::new_unsize`], with `ENOMEM` instead of aborting.
-    pub fn try_new_unsize<V>(value: V, coerce: impl FnOnce(&V) -> &F) -> Result<Self, Errno> {
+    pub fn try_new_unsize<V: Send + 'static>(
+        value: V,
+        coerce: impl FnOnce(&V) -> &F,
+    ) -> Result<Self, Errno> {
         // SAFETY: `coerce` is checked below to return a pointer at the value's address whose
         // referent lies inside the value (it is derived from `&V` for the same lifetime); the
         // metadata it carries is used only for `&F`, never for dropping or freeing.

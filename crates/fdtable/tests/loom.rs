@@ -706,3 +706,50 @@ fn borrow_vs_close() {
         },
     );
 }
+
+/// A lock-free lookup races with a growth followed by a close of the fd it looks up, while
+/// another reference keeps the file alive (so the lookup's increment succeeds whatever the
+/// order). The lookup does not re-check `files->fdt` as the kernel does: growth clears the
+/// slots of the array it retires before it lets go of the lock, so a lookup that read the old
+/// array either re-checks a slot the close (made after the growth) has already emptied, or
+/// reads an empty slot there and retries in the new array. Both must happen in some
+/// execution; in every one, a lookup whose increment came after the close's put gets nothing,
+/// and the file is released exactly once.
+#[test]
+fn lookup_vs_grow_and_close() {
+    model_reaching_events(
+        &["the lookup got the file", "the lookup found it closed"],
+        &[
+            fdtable::events::Event::RetiredSlotCleared,
+            fdtable::events::Event::SlotChanged,
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(60, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(61, &rel), 0, NOFILE), Ok(1));
+            let keep = a.fget(1).unwrap();
+            let b = a.share();
+            let t = thread::spawn(move || {
+                match b.fget(1) {
+                    Some(f) => {
+                        assert_eq!(f.touch(), 61);
+                        saw("the lookup got the file");
+                    }
+                    None => saw("the lookup found it closed"),
+                }
+                drop(b);
+            });
+            // Slots 0 and 1 are taken: this install grows the 2-slot table, then fd 1 is
+            // closed in the new array.
+            assert_eq!(a.install(probe(62, &rel), 0, NOFILE), Ok(2));
+            a.close_fd(1).unwrap();
+            t.join().unwrap();
+            assert_eq!(a.fget(1).map(|f| f.touch()), None);
+            drop(keep);
+            drop(a);
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 3);
+        },
+    );
+}

@@ -435,9 +435,26 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
                 // One user, this thread, which holds no pointer into the old allocation.
                 self.defer(Deferred::Free(cur.as_non_null()));
             } else {
+                Self::clear_retired(cur);
                 self.defer(Deferred::Retire(cur.as_non_null()));
             }
             return Ok(());
+        }
+    }
+
+    /// Empties every slot of an array that growth has just replaced, before the lock is let
+    /// go: from then on any change to a slot is made in the new array, and a lock-free reader
+    /// still holding the old one sees the slot it re-checks empty, as if the change had been
+    /// made there (see `Files::fget`). The slots' references moved to the new array.
+    #[cold]
+    fn clear_retired(old: TableRef<'a, F, P>) {
+        for fd in 0..old.max_fds() {
+            // SAFETY: `fd < max_fds`.
+            let slot = unsafe { old.slot_unchecked(fd) };
+            // ORDERING: Release; pairs with the Acquire slot loads of the lock-free lookups: one
+            // that reads this empty slot also sees the new array's publication (the Release
+            // store of `fdt` before it), and re-checks `fdt`.
+            slot.store(ptr::null_mut(), Ordering::Release);
         }
     }
 

@@ -167,17 +167,72 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     }
 
     /// `fdget` when this handle has not (yet) seen itself alone: the table may be shared.
-    /// Kept out of line so the light path in [`Files::fdget`] stays a handful of instructions
-    /// wherever it is inlined.
+    /// The lock-free lookup of [`Files::fget`], inlined, with every path but the common one
+    /// out of line, so that the common one returns its own `Fd` (whose put is known to be on
+    /// this handle's record) rather than joining the others.
     #[inline(always)]
     fn fdget_slow(&self, fd: u32) -> Option<Fd<'_, F>> {
+        // One load of the handle's table pointer: the section's store below could otherwise
+        // make the compiler load it again.
+        let hot = &self.fs().hot;
         // ORDERING: Acquire; pairs with the Release decrement in `Drop for Files`.
-        if self.fs().hot.count.load(Ordering::Acquire) == 1 {
+        if hot.count.load(Ordering::Acquire) == 1 {
             return self.become_light(fd);
         }
-        // SAFETY: `fget` returns a counted reference, which `Fd::owned` takes over.
-        self.fget(fd)
-            .map(|f| unsafe { Fd::owned(FileRef::into_inner(f), &self.reader) })
+        let Some(section) = self.reader.lookup_try_begin() else {
+            return self.fdget_retry(fd, None);
+        };
+        // ORDERING: Acquire; as in `fget_inner`.
+        let arr_ptr = hot.fdt.load(Ordering::Acquire);
+        // SAFETY: as in `fget_inner`.
+        let arr = unsafe { TableRef::new(arr_ptr) };
+        let Some(slot) = arr.slot(fd as usize) else {
+            rcu::lookup_end_fast(section);
+            return None;
+        };
+        // ORDERING: Acquire; as in `fget_inner`.
+        let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
+            rcu::lookup_end_fast(section);
+            return self.fdget_empty(fd, arr_ptr);
+        };
+        // SAFETY: as in `fget_inner`.
+        let got = unsafe { FileInner::try_get_rcu(p.as_ptr()) };
+        // ORDERING: Acquire; as in `fget_inner`.
+        if got && slot.load(Ordering::Acquire) == p.as_ptr() {
+            rcu::lookup_end_fast(section);
+            // SAFETY: `try_get_rcu` took a reference, which the `Fd` takes over; its put opens
+            // its window on this handle's record, as the section did.
+            return Some(unsafe { Fd::owned(p, section.put_window()) });
+        }
+        rcu::lookup_end_fast(section);
+        if got {
+            crate::events::note(crate::events::Event::SlotChanged);
+        }
+        // SAFETY: if `got`, `try_get_rcu` took a reference, handed over.
+        self.fdget_retry(fd, got.then(|| unsafe { FileRef::from_inner(p) }))
+    }
+
+    /// [`Files::fdget_slow`] after its lookup lost a race, or could not begin its section.
+    #[cold]
+    #[inline(never)]
+    fn fdget_retry(&self, fd: u32, held: Option<FileRef<F>>) -> Option<Fd<'_, F>> {
+        let (p, w) = self.fget_slow(fd, held)?;
+        // SAFETY: `fget_slow` took a counted reference, which `Fd::owned` takes over; `w` is
+        // the general path.
+        Some(unsafe { Fd::owned(p, w) })
+    }
+
+    /// [`Files::fdget_slow`] found an empty slot: see [`Files::fget_empty`].
+    #[cold]
+    #[inline(never)]
+    fn fdget_empty(
+        &self,
+        fd: u32,
+        arr_ptr: *mut crate::fdtable::FdTable<F, P>,
+    ) -> Option<Fd<'_, F>> {
+        let (p, w) = self.fget_empty(fd, arr_ptr)?;
+        // SAFETY: as in `fdget_retry`.
+        Some(unsafe { Fd::owned(p, w) })
     }
 
     /// The other handles are gone: cache the array and take the light path from now on.
@@ -198,22 +253,37 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// 1. *The file's count already reached zero* (a close dropped the last reference after we
     ///    loaded the pointer): the increment lands in the dead zone and fails; retry, and the
     ///    slot reads as empty or as a new file.
-    /// 2. *The slot or the table changed* (close, dup2 replacing the file, growth to a new
-    ///    array) after we loaded it: the re-check after the increment sees it; drop the
-    ///    reference (outside the section: it may release the file, here) and retry.
+    /// 2. *The slot changed* (close, dup2 replacing the file) after we loaded it: the re-check
+    ///    after the increment sees it; drop the reference (outside the section: it may release
+    ///    the file, here) and retry.
+    /// 3. *The table grew* after we loaded the array: growth publishes the new array and
+    ///    clears the slots of the old one before it lets go of the lock, so a change made in
+    ///    the new array (necessarily after that) shows in the old one as an empty slot: the
+    ///    re-check of the slot fails as in (2), and an empty slot is retried when the array
+    ///    has changed. (The kernel re-checks `files->fdt` instead; this saves the load.)
     ///
-    /// So the returned file was installed at `fd` in the current array at some instant after
-    /// the reference was taken. The section keeps the array and the file's memory from being
-    /// freed while we touch them: both are freed through RCU once no section can see them.
+    /// So the returned file was installed at `fd` at some instant after the reference was
+    /// taken. The section keeps the array and the file's memory from being freed while we
+    /// touch them: both are freed through RCU once no section can see them.
     ///
     /// Costs two locked instructions in all: the increment here and the decrement of the
     /// returned reference's drop.
     #[inline(always)]
     pub fn fget(&self, fd: u32) -> Option<FileRef<F>> {
+        // SAFETY: `fget_inner` took a counted reference, which the result takes over (its drop
+        // puts it through the thread's own path).
+        self.fget_inner(fd)
+            .map(|(p, _)| unsafe { FileRef::from_inner(p) })
+    }
+
+    /// [`Files::fget`]: the file with a counted reference, and where its put should open its
+    /// window (the record this lookup's section used).
+    #[inline(always)]
+    fn fget_inner(&self, fd: u32) -> Option<(NonNull<FileInner<F>>, rcu::PutWindow)> {
+        let fdt = &self.fs().hot.fdt;
         let Some(section) = self.reader.lookup_try_begin() else {
             return self.fget_slow(fd, None);
         };
-        let fdt = &self.fs().hot.fdt;
         // ORDERING: Acquire; pairs with the Release store in `expand_files`: the array's
         // slots and `max_fds` are those that were published with it.
         let arr_ptr = fdt.load(Ordering::Acquire);
@@ -221,39 +291,64 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         // single user, which then is not running this), and we are in a section.
         let arr = unsafe { TableRef::new(arr_ptr) };
         let Some(slot) = arr.slot(fd as usize) else {
+            // `fd` was past the end of the table when we loaded it: it was not open then.
             rcu::lookup_end_fast(section);
             return None;
         };
-        // ORDERING: Acquire; pairs with the Release store in `Locked::publish`: the file is
-        // initialised before we touch it.
+        // ORDERING: Acquire; pairs with the Release store in `Locked::publish` (the file is
+        // initialised before we touch it) and with the Release stores that clear a retired
+        // array (an empty slot read from one orders the new array's publication before the
+        // re-check of `fdt` in the slow path).
         let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
             rcu::lookup_end_fast(section);
-            return None;
+            return self.fget_empty(fd, arr_ptr);
         };
         // SAFETY: `p` was read from a slot inside the section, which is still open.
         let got = unsafe { FileInner::try_get_rcu(p.as_ptr()) };
-        // ORDERING: Acquire both; ordered after the increment (which is Acquire), so they
-        // observe the table as it was after our reference existed.
-        if got
-            && fdt.load(Ordering::Acquire) == arr_ptr
-            && slot.load(Ordering::Acquire) == p.as_ptr()
-        {
+        // ORDERING: Acquire; ordered after the increment (which is Acquire), so it observes
+        // the slot as it was after our reference existed: a close (or a growth followed by a
+        // close) whose put our increment came after has emptied it.
+        if got && slot.load(Ordering::Acquire) == p.as_ptr() {
             rcu::lookup_end_fast(section);
-            // SAFETY: `try_get_rcu` took a reference for us.
-            return Some(unsafe { FileRef::from_inner(p) });
+            return Some((p, section.put_window()));
         }
         rcu::lookup_end_fast(section);
+        if got {
+            crate::events::note(crate::events::Event::SlotChanged);
+        }
         // SAFETY: if `got`, `try_get_rcu` took a reference, handed over.
-        self.fget_slow(fd, got.then(|| unsafe { FileRef::from_inner(p) }))
+        let held = got.then(|| unsafe { FileRef::from_inner(p) });
+        self.fget_slow(fd, held)
     }
 
-    /// `fget` after a first attempt lost a race — (1) the count had reached zero, or (2) the
-    /// slot or the table changed; `held` is the reference the attempt took in case (2), dropped
-    /// here, outside the section (it may release the file) — or could not begin its section
-    /// cheaply (this thread's first lookup). Then retry.
+    /// An empty slot in the array a lookup loaded: the fd is not open — unless the table grew
+    /// meanwhile and the empty slot is a retired array's, cleared by the growth; then retry.
     #[cold]
     #[inline(never)]
-    fn fget_slow(&self, fd: u32, held: Option<FileRef<F>>) -> Option<FileRef<F>> {
+    fn fget_empty(
+        &self,
+        fd: u32,
+        arr_ptr: *mut crate::fdtable::FdTable<F, P>,
+    ) -> Option<(NonNull<FileInner<F>>, rcu::PutWindow)> {
+        // ORDERING: Acquire; after the Acquire load of the slot (see `fget_inner`).
+        if self.fs().hot.fdt.load(Ordering::Acquire) == arr_ptr {
+            return None;
+        }
+        crate::events::note(crate::events::Event::RetiredSlotCleared);
+        self.fget_slow(fd, None)
+    }
+
+    /// `fget` after a first attempt lost a race — (1) the count had reached zero, (2) the slot
+    /// changed, (3) the array was retired; `held` is the reference the attempt took in case
+    /// (2), dropped here, outside the section (it may release the file) — or could not begin
+    /// its section cheaply (this thread's first lookup). Then retry.
+    #[cold]
+    #[inline(never)]
+    fn fget_slow(
+        &self,
+        fd: u32,
+        held: Option<FileRef<F>>,
+    ) -> Option<(NonNull<FileInner<F>>, rcu::PutWindow)> {
         drop(held);
         // A first shared lookup through this handle: give it a record (if it can have one).
         self.reader.register();
@@ -261,35 +356,40 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         let fdt = &self.fs().hot.fdt;
         loop {
             let section = rcu::lookup_begin();
-            // ORDERING: Acquire; as in `fget`.
+            // ORDERING: Acquire; as in `fget_inner`.
             let arr_ptr = fdt.load(Ordering::Acquire);
-            // SAFETY: as in `fget`.
+            // SAFETY: as in `fget_inner`.
             let arr = unsafe { TableRef::new(arr_ptr) };
             let Some(slot) = arr.slot(fd) else {
                 rcu::lookup_end(section);
                 return None;
             };
-            // ORDERING: Acquire; as in `fget`.
+            // ORDERING: Acquire; as in `fget_inner`.
             let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
+                // ORDERING: Acquire; as in `fget_empty`.
+                let grown = fdt.load(Ordering::Acquire) != arr_ptr;
                 rcu::lookup_end(section);
+                if grown {
+                    crate::events::note(crate::events::Event::RetiredSlotCleared);
+                    continue;
+                }
                 return None;
             };
-            // SAFETY: as in `fget`.
+            // SAFETY: as in `fget_inner`.
             if !unsafe { FileInner::try_get_rcu(p.as_ptr()) } {
                 rcu::lookup_end(section);
                 continue;
             }
-            // ORDERING: Acquire both; as in `fget`.
-            let changed = fdt.load(Ordering::Acquire) != arr_ptr
-                || slot.load(Ordering::Acquire) != p.as_ptr();
+            // ORDERING: Acquire; as in `fget_inner`.
+            let changed = slot.load(Ordering::Acquire) != p.as_ptr();
             rcu::lookup_end(section);
-            // SAFETY: `try_get_rcu` took a reference for us.
-            let file = unsafe { FileRef::from_inner(p) };
             if changed {
-                drop(file);
+                crate::events::note(crate::events::Event::SlotChanged);
+                // SAFETY: `try_get_rcu` took a reference for us, dropped here.
+                drop(unsafe { FileRef::from_inner(p) });
                 continue;
             }
-            return Some(file);
+            return Some((p, rcu::PutWindow::GENERAL));
         }
     }
 
@@ -312,7 +412,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// runs when that section ends.
     ///
     /// Returns `None` for a free or reserved fd.
-    #[inline]
+    #[inline(always)]
     pub fn fdget_rcu(&self, fd: u32) -> Option<RcuFd<'_, F>> {
         let arr = self.light.get();
         if !arr.is_null() {
@@ -333,21 +433,36 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         let Some(token) = rcu::borrow_begin() else {
             return self.fdget_rcu_slow(fd);
         };
-        // ORDERING: Acquire both; as in `fget`.
-        let arr = hot.fdt.load(Ordering::Acquire);
-        // SAFETY: as in `fget`: we are in a section.
-        let arr = unsafe { TableRef::new(arr) };
-        let p = arr
-            .slot(fd as usize)
-            .and_then(|slot| NonNull::new(slot.load(Ordering::Acquire)));
-        match p {
+        // ORDERING: Acquire; as in `fget_inner`.
+        let arr_ptr = hot.fdt.load(Ordering::Acquire);
+        // SAFETY: as in `fget_inner`: we are in a section.
+        let arr = unsafe { TableRef::new(arr_ptr) };
+        let Some(slot) = arr.slot(fd as usize) else {
+            rcu::borrow_end(token);
+            return None;
+        };
+        // ORDERING: Acquire; as in `fget_inner`.
+        match NonNull::new(slot.load(Ordering::Acquire)) {
             // SAFETY: read from a slot inside the section, which the result ends.
             Some(p) => Some(unsafe { RcuFd::in_section(p, token) }),
             None => {
                 rcu::borrow_end(token);
+                // ORDERING: Acquire; as in `fget_empty`: an empty slot of a retired array.
+                if hot.fdt.load(Ordering::Acquire) != arr_ptr {
+                    return self.fdget_rcu_retry(fd);
+                }
                 None
             }
         }
+    }
+
+    /// `fdget_rcu` read an empty slot of an array that growth retired (and cleared): again,
+    /// in the new one (out of line, so that `fdget_rcu` is not recursive and stays inlined).
+    #[cold]
+    #[inline(never)]
+    fn fdget_rcu_retry(&self, fd: u32) -> Option<RcuFd<'_, F>> {
+        crate::events::note(crate::events::Event::RetiredSlotCleared);
+        self.fdget_rcu(fd)
     }
 
     /// `fdget_rcu` when the table does not lend yet (mark its files), when the thread has no

@@ -104,7 +104,7 @@ std::thread_local! {
 ///   back, by nobody: the bag is moved to the orphans first).
 /// - `next` is written once, before the record is published in the registry.
 #[repr(align(128))]
-pub(super) struct Record {
+pub(crate) struct Record {
     /// The epoch a lookup section began in, or 0.
     lookup: AtomicUsize,
     /// 1 while a put window is open.
@@ -311,6 +311,21 @@ fn local() -> *const Record {
 /// A section begun on this thread's record (never the anonymous path).
 #[derive(Clone, Copy)]
 pub(super) struct FastSection(NonNull<Record>);
+
+impl FastSection {
+    /// The record the section is on.
+    #[inline(always)]
+    pub(super) fn record(self) -> NonNull<Record> {
+        self.0
+    }
+}
+
+/// Opens a put window on `r`, a record of a table handle the caller uses.
+#[inline(always)]
+pub(super) fn put_begin_on(r: NonNull<Record>) -> FastSection {
+    begin_put_on(r);
+    FastSection(r)
+}
 
 /// This thread's record, if it has one (the fast path of every section).
 #[inline(always)]
@@ -540,14 +555,6 @@ impl HandleRecord {
     pub(super) fn lookup_try_begin(&self) -> Option<FastSection> {
         let r = self.get()?;
         begin_lookup_on(r);
-        Some(FastSection(r))
-    }
-
-    /// Opens a put window on the handle's record; `None` if it has none yet.
-    #[inline(always)]
-    pub(super) fn put_try_begin(&self) -> Option<FastSection> {
-        let r = self.get()?;
-        begin_put_on(r);
         Some(FastSection(r))
     }
 

@@ -291,6 +291,60 @@ pub(crate) struct FastSection {
     token: usize,
 }
 
+/// Where the put of a counted `Fd` opens its window: on the record of the handle it was
+/// looked up through (known to exist: the lookup's own section was on it), or through the
+/// general path ([`put_try_begin`] / [`put_begin`]), marked by an odd address (records are
+/// aligned). A non-null pointer, so that `Option<PutWindow>` is one word whose `None` is a
+/// light borrow.
+#[derive(Clone, Copy)]
+pub(crate) struct PutWindow(
+    #[cfg_attr(not(all(feature = "std", not(loom))), allow(dead_code))] NonNull<u8>,
+);
+
+/// The low bit of a [`PutWindow`] that marks the general path.
+const GENERAL_BIT: usize = 1;
+
+impl PutWindow {
+    /// A put through the thread's path.
+    pub(crate) const GENERAL: PutWindow = PutWindow(NonNull::without_provenance(
+        core::num::NonZeroUsize::new(GENERAL_BIT).unwrap(),
+    ));
+
+    /// Opens the window: on the record if there is one, else through the general path.
+    #[inline(always)]
+    pub(crate) fn begin(self) -> Option<FastSection> {
+        #[cfg(all(feature = "std", not(loom)))]
+        if self.0.addr().get() & GENERAL_BIT == 0 {
+            // SAFETY: a value without the bit is only made by `FastSection::put_window` from a
+            // record, and records are never freed.
+            return Some(FastSection {
+                inner: epoch::put_begin_on(self.0.cast()),
+            });
+        }
+        put_try_begin()
+    }
+}
+
+impl FastSection {
+    /// The window a put of a reference taken in this section should use: the same record.
+    #[inline(always)]
+    pub(crate) fn put_window(self) -> PutWindow {
+        #[cfg(all(feature = "std", not(loom)))]
+        {
+            let r = self.inner.record();
+            // SAFETY: records are aligned to more than two bytes. Said here, on the value the
+            // window carries, the compiler drops the test of the bit in `begin` when it sees
+            // both (the common lookup's put).
+            unsafe { core::hint::assert_unchecked(r.addr().get() & GENERAL_BIT == 0) };
+            PutWindow(r.cast())
+        }
+        #[cfg(not(all(feature = "std", not(loom))))]
+        {
+            PutWindow::GENERAL
+        }
+    }
+}
+
 /// The RCU state a table handle carries: with the built-in RCU, a record of its own, so that
 /// lookups and puts made through the handle skip thread-local storage.
 pub(crate) struct HandleReader {
@@ -321,21 +375,6 @@ impl HandleReader {
             Some(FastSection {
                 token: lookup_begin().token,
             })
-        }
-    }
-
-    /// As [`put_try_begin`], on the handle's record.
-    #[inline(always)]
-    pub(crate) fn put_try_begin(&self) -> Option<FastSection> {
-        #[cfg(all(feature = "std", not(loom)))]
-        {
-            self.inner
-                .put_try_begin()
-                .map(|inner| FastSection { inner })
-        }
-        #[cfg(not(all(feature = "std", not(loom))))]
-        {
-            put_try_begin()
         }
     }
 
