@@ -102,9 +102,8 @@ impl Sys for LibSys {
     fn snapshot(&mut self, pos: usize, tag: u64) {
         let fds = self
             .files
-            .snapshot()
-            .into_iter()
-            .map(|(fd, cloexec, f)| (fd, cloexec, f.id))
+            .iter()
+            .map(|o| (o.fd, o.cloexec, o.file.id))
             .collect();
         self.out
             .borrow_mut()

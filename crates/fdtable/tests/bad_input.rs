@@ -261,11 +261,11 @@ proptest! {
             prop_assert!(files.max_fds() <= fdtable::nr_open().next_power_of_two());
         }
         // Installed fds and snapshot agree; reserved fds are reported.
-        let snap = files.snapshot();
+        let snap = files.snapshot().unwrap();
         for (fd, cloexec, _) in &snap {
             prop_assert_eq!(files.fd_state(*fd), FdState::Installed { cloexec: *cloexec });
         }
-        for fd in files.reserved_fds() {
+        for fd in files.reserved_fds().unwrap() {
             files.put_unused_fd(fd);
         }
         drop(snap);

@@ -118,7 +118,7 @@ fn state(t: &T) -> (usize, Vec<FdView>, Vec<u32>, usize) {
             )
         })
         .collect();
-    (max, fds, t.reserved_fds(), t.next_fd_hint())
+    (max, fds, t.reserved_fds().unwrap(), t.next_fd_hint())
 }
 
 /// Runs `op` with the k-th allocation failing, for k = 0, 1, … until it needs no more
@@ -340,7 +340,7 @@ fn nothing_allocates_under_the_table_lock() {
     // own threads, where LOCKED is theirs).
     let start = UNDER_LOCK.load(Ordering::Relaxed);
     let (mut t, mut other) = shared_table(10, &r);
-    // Growth by every path, copies, closes, iteration.
+    // Growth by every path, copies, closes, iteration and listings.
     t.install(file(1, &r), 0, 1 << 20).unwrap();
     t.dup2(0, 3000, 1 << 20).unwrap();
     t.dupfd(0, 9000, true, 1 << 20).unwrap();
@@ -352,6 +352,9 @@ fn nothing_allocates_under_the_table_lock() {
     third.close_range(0, 100, CLOSE_RANGE_UNSHARE).unwrap();
     third.exec().unwrap();
     assert!(t.iter().count() > 10);
+    let _reserved = t.alloc_fd(0, 1 << 20, 0).unwrap();
+    assert!(t.snapshot().unwrap().len() > 10);
+    assert_eq!(t.reserved_fds().unwrap().len(), 1);
     t.close_range(0, u32::MAX, 0).unwrap();
     drop((t, other, third, child));
     // ORDERING: Relaxed; see above.
@@ -360,4 +363,59 @@ fn nothing_allocates_under_the_table_lock() {
         start,
         "allocated under the table lock"
     );
+}
+
+#[test]
+fn listings_report_enomem_and_leak_nothing() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let (t, other) = shared_table(100, &r);
+    for fd in [100, 150, 151] {
+        assert_eq!(t.alloc_fd(fd, 1 << 20, 0), Ok(fd));
+    }
+    let before = state(&t);
+    let n =
+        each_failure(
+            || t.snapshot(),
+            |res, injected| match res {
+                Err(e) => {
+                    assert!(injected);
+                    assert_eq!(e, Errno::ENOMEM);
+                }
+                Ok(snap) => {
+                    assert!(!injected);
+                    let fds: Vec<u32> = snap.iter().map(|s| s.0).collect();
+                    assert_eq!(fds, (0..100).collect::<Vec<_>>());
+                    assert!(snap.iter().all(|(fd, cloexec, f)| {
+                        f.id == *fd as usize && *cloexec == (fd % 3 == 0)
+                    }));
+                }
+            },
+        );
+    assert!(n >= 2, "the vector grows more than once");
+    let m = each_failure(
+        || t.reserved_fds(),
+        |res, injected| {
+            assert_eq!(res.is_err(), injected);
+            match res {
+                Err(e) => assert_eq!(e, Errno::ENOMEM),
+                Ok(fds) => assert_eq!(fds, [100, 150, 151]),
+            }
+        },
+    );
+    assert!(m >= 1);
+    assert_eq!(t.next_reserved_fd(0), Some(100));
+    assert_eq!(t.next_reserved_fd(101), Some(150));
+    assert_eq!(t.next_reserved_fd(152), None);
+    // Nothing changed, and every reference a failed snapshot took was given back: each file
+    // is held by the table and the iterator's item alone.
+    assert_eq!(state(&t), before);
+    assert!(t.iter().all(|o| FileRef::count(&o.file) == 2));
+    // ORDERING: Relaxed; read on this thread.
+    assert_eq!(r.load(Ordering::Relaxed), 0);
+    for fd in [100, 150, 151] {
+        t.put_unused_fd(fd);
+    }
+    drop((t, other));
+    // ORDERING: Relaxed; read on this thread.
+    assert_eq!(r.load(Ordering::Relaxed), 100);
 }

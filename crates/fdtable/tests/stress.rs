@@ -144,7 +144,7 @@ fn churn(mut files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) 
             13 => {
                 if rng.below(20) == 0 {
                     let child = files.fork().unwrap();
-                    for (_, _, f) in child.snapshot() {
+                    for (_, _, f) in child.snapshot().unwrap() {
                         f.check();
                     }
                     drop(child);

@@ -118,9 +118,14 @@ impl<L: lock_api::RawMutex + Send + Sync + 'static> Transcript<L> {
                 let _ = write!(line, "/p{:#x}", o.payload);
             }
         }
-        let reserved = t.reserved_fds();
-        if !reserved.is_empty() {
-            let _ = write!(line, " reserved={reserved:?}");
+        match t.reserved_fds() {
+            Ok(reserved) if reserved.is_empty() => {}
+            Ok(reserved) => {
+                let _ = write!(line, " reserved={reserved:?}");
+            }
+            Err(e) => {
+                let _ = write!(line, " reserved=({e:?})");
+            }
         }
         let _ = write!(line, " (max_fds {})", t.max_fds());
         self.note(&line);

@@ -383,8 +383,10 @@ impl Step {
 /// sharing the open files) plus the reservations, which `fork` leaves out of a child.
 pub fn duplicate(f: &Fdt) -> Result<Fdt, Errno> {
     let c = f.fork()?;
-    for fd in f.reserved_fds() {
+    let mut from = 0;
+    while let Some(fd) = f.next_reserved_fd(from) {
         c.alloc_fd(fd, u64::from(fd) + 1, 0)?;
+        from = fd + 1;
     }
     Ok(c)
 }
@@ -394,11 +396,15 @@ pub fn duplicate(f: &Fdt) -> Result<Fdt, Errno> {
 pub fn fingerprint(f: &Fdt) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    for (fd, cloexec, _) in f.snapshot() {
-        (fd, cloexec).hash(&mut h);
+    for o in f.iter() {
+        (o.fd, o.cloexec).hash(&mut h);
     }
     0xffff_ffffu64.hash(&mut h);
-    f.reserved_fds().hash(&mut h);
+    let mut from = 0;
+    while let Some(fd) = f.next_reserved_fd(from) {
+        fd.hash(&mut h);
+        from = fd + 1;
+    }
     h.finish()
 }
 

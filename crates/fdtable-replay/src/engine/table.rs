@@ -186,9 +186,6 @@ impl Table {
 
     /// Whether any installed descriptor is an io_uring instance.
     pub fn has_io_uring(&self) -> bool {
-        self.files
-            .snapshot()
-            .iter()
-            .any(|(_, _, f)| f.kind == Kind::IoUring)
+        self.files.iter().any(|o| o.file.kind == Kind::IoUring)
     }
 }

@@ -425,14 +425,14 @@ impl Engine {
         match t.detach() {
             // Another process shares the table (CLONE_FILES): exec unshares it.
             Some(mut h) => {
-                let before = h.snapshot().len();
+                let before = h.iter().count();
                 if let Err(e) = h.exec() {
                     self.stats.note(format!(
                         "line {}: exec failed in the library: {e:?}",
                         c.line
                     ));
                 }
-                self.stats.closed_on_exec += before.saturating_sub(h.snapshot().len()) as u64;
+                self.stats.closed_on_exec += before.saturating_sub(h.iter().count()) as u64;
                 let blind = t.blind;
                 let drifting = t.drifting;
                 self.move_to_new_table(tid, h, drifting, blind, c.line);
@@ -441,14 +441,14 @@ impl Engine {
             }
             None => {
                 t.changed = c.line;
-                let before = t.files.snapshot().len();
+                let before = t.files.iter().count();
                 if let Err(e) = t.files.exec() {
                     self.stats.note(format!(
                         "line {}: exec failed in the library: {e:?}",
                         c.line
                     ));
                 }
-                self.stats.closed_on_exec += before.saturating_sub(t.files.snapshot().len()) as u64;
+                self.stats.closed_on_exec += before.saturating_sub(t.files.iter().count()) as u64;
                 self.refresh_drift(tid);
             }
         }

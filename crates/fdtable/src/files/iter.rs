@@ -1,6 +1,7 @@
 //! Iterating over open descriptors (`/proc/<pid>/fd`, preopen listings, checkpoints).
 
 use super::{FdPayload, FileLike, Files};
+use crate::Errno;
 use crate::file_ref::FileRef;
 use alloc::vec::Vec;
 
@@ -84,29 +85,51 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.locked(|l| l.next_installed(fd as usize).map(|(n, _)| n as u32))
     }
 
-    /// Every installed fd in ascending order, with its close-on-exec bit and a reference to
-    /// its file, collected into a vector ([`Files::iter`] allocates nothing).
-    pub fn snapshot(&self) -> Vec<(u32, bool, FileRef<F>)> {
-        self.iter().map(|o| (o.fd, o.cloexec, o.file)).collect()
-    }
-
-    /// Every reserved fd in ascending order.
-    pub fn reserved_fds(&self) -> Vec<u32> {
-        let mut out = Vec::new();
-        let mut fd = 0;
-        while let Some(n) = self.locked(|l| {
-            let mut at = fd;
+    /// The lowest reserved fd (allocated, nothing installed yet) at or above `fd`, if any.
+    pub fn next_reserved_fd(&self, fd: u32) -> Option<u32> {
+        self.locked(|l| {
+            let mut at = fd as usize;
             loop {
                 let n = l.next_open(at)?;
                 if l.lookup(n).is_none() {
-                    return Some(n);
+                    return Some(n as u32);
                 }
                 at = n + 1;
             }
-        }) {
-            out.push(n as u32);
-            fd = n + 1;
+        })
+    }
+
+    /// Every installed fd in ascending order, with its close-on-exec bit and a reference to
+    /// its file, collected into a vector ([`Files::iter`] allocates nothing).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` if the vector cannot grow; the references taken so far are dropped.
+    pub fn snapshot(&self) -> Result<Vec<(u32, bool, FileRef<F>)>, Errno> {
+        let mut out = Vec::new();
+        for o in self.iter() {
+            out.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            out.push((o.fd, o.cloexec, o.file));
         }
-        out
+        Ok(out)
+    }
+
+    /// Every reserved fd in ascending order ([`Files::next_reserved_fd`] allocates nothing).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` if the vector cannot grow.
+    pub fn reserved_fds(&self) -> Result<Vec<u32>, Errno> {
+        let mut out = Vec::new();
+        let mut from = 0;
+        while let Some(fd) = self.next_reserved_fd(from) {
+            out.try_reserve(1).map_err(|_| Errno::ENOMEM)?;
+            out.push(fd);
+            match fd.checked_add(1) {
+                Some(next) => from = next,
+                None => break,
+            }
+        }
+        Ok(out)
     }
 }
