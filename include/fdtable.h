@@ -128,8 +128,9 @@
  * CONSTANTS
  *
  * Constants keep Linux's values under an FDT_ prefix (FDT_O_CLOEXEC == O_CLOEXEC, FDT_F_DUPFD
- * == F_DUPFD, FDT_FIOCLEX == FIOCLEX, FDT_POLLIN == POLLIN...), so on Linux <fcntl.h>'s and
- * <poll.h>'s can be passed too; on other systems use the FDT_ names.
+ * == F_DUPFD, FDT_FIOCLEX == FIOCLEX, FDT_POLLIN == POLLIN, FDT_S_IFREG == S_IFREG...), so on
+ * Linux <fcntl.h>'s, <poll.h>'s and <sys/stat.h>'s can be passed too; on other systems use
+ * the FDT_ names (a getattr callback sets st->mode from FDT_S_IF* there).
  */
 
 #ifndef FDTABLE_H
@@ -204,7 +205,7 @@
 #define FDT_CLOSE_RANGE_CLOEXEC 4
 
 // `FIONREAD`: passed to the file's `ioctl` callback, unless its `getattr` callback says it
-// is a regular file (`S_IFREG`): then the answer is its size minus the position.
+// is a regular file (`FDT_S_IFREG`): then the answer is its size minus the position.
 #define FDT_FIONREAD 21531
 
 // `FIONBIO`: `arg` points to an `int`; sets or clears `O_NONBLOCK`.
@@ -219,6 +220,31 @@
 // `FIOASYNC`: `arg` points to an `int`; the files made here have no `fasync`, so turning
 // `O_ASYNC` on is `ENOTTY`.
 #define FDT_FIOASYNC 21586
+
+// `S_IFMT`: the file-type bits of `struct fdt_stat`'s `mode` (since 0.3). A `getattr`
+// callback sets one type: `st->mode = FDT_S_IFREG | 0644`.
+#define FDT_S_IFMT 61440
+
+// `S_IFSOCK`: a socket.
+#define FDT_S_IFSOCK 49152
+
+// `S_IFLNK`: a symbolic link.
+#define FDT_S_IFLNK 40960
+
+// `S_IFREG`: a regular file (`FDT_FIONREAD` and `FIOQSIZE` are answered from `getattr`).
+#define FDT_S_IFREG 32768
+
+// `S_IFBLK`: a block device.
+#define FDT_S_IFBLK 24576
+
+// `S_IFDIR`: a directory.
+#define FDT_S_IFDIR 16384
+
+// `S_IFCHR`: a character device.
+#define FDT_S_IFCHR 8192
+
+// `S_IFIFO`: a pipe (FIFO).
+#define FDT_S_IFIFO 4096
 
 // `SEEK_SET` (`fdt_lseek`).
 #define FDT_SEEK_SET 0
@@ -283,7 +309,7 @@
 
 // The minor version: grows when calls, constants or `struct fdt_file_ops` members are added
 // (programs built against it may need those).
-#define FDT_VERSION_MINOR 2
+#define FDT_VERSION_MINOR 3
 
 // The patch version: releases without interface changes.
 #define FDT_VERSION_PATCH 0
@@ -308,7 +334,8 @@ struct fdt_files;
 // kernel's `struct kstat`, the members this layer uses). 128 bytes on every platform, which
 // stays so: attributes added later take reserved members, which are zero until then.
 struct fdt_stat {
-  // `st_mode`: the file type (`S_IFREG`, `S_IFIFO`, ...) and permission bits.
+  // `st_mode`: the file type (`FDT_S_IFREG`, `FDT_S_IFIFO`, ...: one of the `FDT_S_IF*`
+  // values under `FDT_S_IFMT`) and permission bits.
   uint32_t mode;
   // `st_nlink`.
   uint32_t nlink;
@@ -385,11 +412,11 @@ struct fdt_file_ops {
   // (Since 0.2; read by `fdt_file_new2` only.) `->getattr`: fills `*st` (zeroed by the
   // library; leave the reserved members alone) and returns 0, or returns `-errno`.
   // `fdt_fstat` returns it. Also called once by `fdt_file_new2` to fix the file's type
-  // (`st->mode & S_IFMT`), and by the generic ioctls: for a regular file (`S_IFREG`)
-  // `FDT_FIONREAD` is answered as `size` minus the position and `FIOQSIZE` as `blocks *
-  // 512` without calling `ioctl`; `FIGETBSZ` answers `blksize`. A failed call counts as
-  // all zeros there. NULL: `fdt_fstat` reports all zeros (a file of no type, as Linux's
-  // anonymous files).
+  // (`st->mode & FDT_S_IFMT`), and by the generic ioctls: for a regular file
+  // (`FDT_S_IFREG`) `FDT_FIONREAD` is answered as `size` minus the position and
+  // `FIOQSIZE` as `blocks * 512` without calling `ioctl`; `FIGETBSZ` answers `blksize`. A
+  // failed call counts as all zeros there. NULL: `fdt_fstat` reports all zeros (a file of
+  // no type, as Linux's anonymous files).
   int (*getattr)(void *private_data, struct fdt_stat *st);
 };
 

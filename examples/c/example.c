@@ -6,7 +6,6 @@
  *
  *   make -C examples/c run
  */
-#define _XOPEN_SOURCE 700 /* S_IFREG in C99 */
 #define FDTABLE_WARN_DEPRECATED
 #include <fdtable.h>
 
@@ -14,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---- a custom file: an in-memory buffer ---- */
 
@@ -84,7 +82,7 @@ static unsigned int mem_poll(void *pd)
 static int mem_getattr(void *pd, struct fdt_stat *st)
 {
     struct memfile *m = pd;
-    st->mode = S_IFREG | 0600; /* a regular file: FIONREAD answers size - position */
+    st->mode = FDT_S_IFREG | 0600; /* a regular file: FIONREAD answers size - position */
     st->nlink = 1;
     st->size = m->size;
     st->blksize = sizeof m->data;
@@ -202,7 +200,8 @@ int main(void)
     }
     struct fdt_stat st;
     if (fdt_fstat(files, log, &st) == 0)
-        printf("  fstat(log): regular=%d size=%lld\n", S_ISREG(st.mode), (long long)st.size);
+        printf("  fstat(log): regular=%d size=%lld\n", (st.mode & FDT_S_IFMT) == FDT_S_IFREG,
+               (long long)st.size);
     struct fdt_pollfd pfd = {log, FDT_POLLIN, 0};
     int ready = fdt_poll(files, &pfd, 1);
     printf("  poll(log, POLLIN) -> %d, revents %#x\n", ready, (unsigned)pfd.revents);

@@ -49,7 +49,7 @@ pub const FDT_CLOSE_RANGE_UNSHARE: c_uint = 2;
 pub const FDT_CLOSE_RANGE_CLOEXEC: c_uint = 4;
 
 /// `FIONREAD`: passed to the file's `ioctl` callback, unless its `getattr` callback says it
-/// is a regular file (`S_IFREG`): then the answer is its size minus the position.
+/// is a regular file (`FDT_S_IFREG`): then the answer is its size minus the position.
 pub const FDT_FIONREAD: c_uint = 0x541B;
 /// `FIONBIO`: `arg` points to an `int`; sets or clears `O_NONBLOCK`.
 pub const FDT_FIONBIO: c_uint = 0x5421;
@@ -60,6 +60,24 @@ pub const FDT_FIOCLEX: c_uint = 0x5451;
 /// `FIOASYNC`: `arg` points to an `int`; the files made here have no `fasync`, so turning
 /// `O_ASYNC` on is `ENOTTY`.
 pub const FDT_FIOASYNC: c_uint = 0x5452;
+
+/// `S_IFMT`: the file-type bits of `struct fdt_stat`'s `mode` (since 0.3). A `getattr`
+/// callback sets one type: `st->mode = FDT_S_IFREG | 0644`.
+pub const FDT_S_IFMT: u32 = 0o170000;
+/// `S_IFSOCK`: a socket.
+pub const FDT_S_IFSOCK: u32 = 0o140000;
+/// `S_IFLNK`: a symbolic link.
+pub const FDT_S_IFLNK: u32 = 0o120000;
+/// `S_IFREG`: a regular file (`FDT_FIONREAD` and `FIOQSIZE` are answered from `getattr`).
+pub const FDT_S_IFREG: u32 = 0o100000;
+/// `S_IFBLK`: a block device.
+pub const FDT_S_IFBLK: u32 = 0o060000;
+/// `S_IFDIR`: a directory.
+pub const FDT_S_IFDIR: u32 = 0o040000;
+/// `S_IFCHR`: a character device.
+pub const FDT_S_IFCHR: u32 = 0o020000;
+/// `S_IFIFO`: a pipe (FIFO).
+pub const FDT_S_IFIFO: u32 = 0o010000;
 
 /// `SEEK_SET` (`fdt_lseek`).
 pub const FDT_SEEK_SET: c_int = 0;

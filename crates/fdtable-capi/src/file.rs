@@ -108,11 +108,11 @@ pub struct fdt_file_ops {
     /// (Since 0.2; read by `fdt_file_new2` only.) `->getattr`: fills `*st` (zeroed by the
     /// library; leave the reserved members alone) and returns 0, or returns `-errno`.
     /// `fdt_fstat` returns it. Also called once by `fdt_file_new2` to fix the file's type
-    /// (`st->mode & S_IFMT`), and by the generic ioctls: for a regular file (`S_IFREG`)
-    /// `FDT_FIONREAD` is answered as `size` minus the position and `FIOQSIZE` as `blocks *
-    /// 512` without calling `ioctl`; `FIGETBSZ` answers `blksize`. A failed call counts as
-    /// all zeros there. NULL: `fdt_fstat` reports all zeros (a file of no type, as Linux's
-    /// anonymous files).
+    /// (`st->mode & FDT_S_IFMT`), and by the generic ioctls: for a regular file
+    /// (`FDT_S_IFREG`) `FDT_FIONREAD` is answered as `size` minus the position and
+    /// `FIOQSIZE` as `blocks * 512` without calling `ioctl`; `FIGETBSZ` answers `blksize`. A
+    /// failed call counts as all zeros there. NULL: `fdt_fstat` reports all zeros (a file of
+    /// no type, as Linux's anonymous files).
     pub getattr:
         Option<unsafe extern "C" fn(private_data: *mut c_void, st: *mut fdt_stat) -> c_int>,
 }
@@ -123,7 +123,8 @@ pub struct fdt_file_ops {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct fdt_stat {
-    /// `st_mode`: the file type (`S_IFREG`, `S_IFIFO`, ...) and permission bits.
+    /// `st_mode`: the file type (`FDT_S_IFREG`, `FDT_S_IFIFO`, ...: one of the `FDT_S_IF*`
+    /// values under `FDT_S_IFMT`) and permission bits.
     pub mode: u32,
     /// `st_nlink`.
     pub nlink: u32,

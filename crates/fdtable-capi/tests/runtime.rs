@@ -103,6 +103,25 @@ fn poll_constants_are_the_kernels() {
 }
 
 #[test]
+fn file_type_constants_are_the_kernels() {
+    use fdtable_vfs::uapi;
+    for (c, k, l) in [
+        (FDT_S_IFMT, uapi::S_IFMT, libc::S_IFMT),
+        (FDT_S_IFSOCK, uapi::S_IFSOCK, libc::S_IFSOCK),
+        (FDT_S_IFLNK, uapi::S_IFLNK, libc::S_IFLNK),
+        (FDT_S_IFREG, uapi::S_IFREG, libc::S_IFREG),
+        (FDT_S_IFBLK, uapi::S_IFBLK, libc::S_IFBLK),
+        (FDT_S_IFDIR, uapi::S_IFDIR, libc::S_IFDIR),
+        (FDT_S_IFCHR, uapi::S_IFCHR, libc::S_IFCHR),
+        (FDT_S_IFIFO, uapi::S_IFIFO, libc::S_IFIFO),
+    ] {
+        assert_eq!(c, k);
+        assert_eq!(c, l);
+        assert_eq!(c & FDT_S_IFMT, c, "a type is within FDT_S_IFMT");
+    }
+}
+
+#[test]
 fn fork2_share2_report_errnos_through_their_result() {
     let h = H::new();
     let p = Probe::new(0, ALL);

@@ -29,6 +29,10 @@ _Static_assert(FDT_POLLERR == POLLERR && FDT_POLLHUP == POLLHUP && FDT_POLLNVAL 
 _Static_assert(FDT_POLLRDNORM == POLLRDNORM && FDT_POLLWRNORM == POLLWRNORM, "");
 _Static_assert(FDT_POLLRDBAND == POLLRDBAND && FDT_POLLWRBAND == POLLWRBAND, "");
 _Static_assert(FDT_POLLRDHUP == POLLRDHUP, "");
+/* The file types (0.3) are <sys/stat.h>'s. */
+_Static_assert(FDT_S_IFMT == S_IFMT && FDT_S_IFREG == S_IFREG && FDT_S_IFDIR == S_IFDIR, "");
+_Static_assert(FDT_S_IFCHR == S_IFCHR && FDT_S_IFBLK == S_IFBLK && FDT_S_IFIFO == S_IFIFO, "");
+_Static_assert(FDT_S_IFSOCK == S_IFSOCK && FDT_S_IFLNK == S_IFLNK, "");
 _Static_assert(sizeof(struct fdt_pollfd) == sizeof(struct pollfd), "");
 _Static_assert(offsetof(struct fdt_pollfd, events) == offsetof(struct pollfd, events), "");
 _Static_assert(offsetof(struct fdt_pollfd, revents) == offsetof(struct pollfd, revents), "");
