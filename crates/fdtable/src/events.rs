@@ -17,11 +17,13 @@ pub enum Event {
     /// A lock-free lookup's re-check found the slot changed after its increment (a close or
     /// a replacement, in the array it read or, through the clearing, in a newer one).
     SlotChanged,
+    /// A borrower making a file lendable found it closed after its barrier, and gave up.
+    LendAbandoned,
 }
 
 #[cfg(loom)]
-static COUNTS: [std::sync::atomic::AtomicUsize; 5] =
-    [const { std::sync::atomic::AtomicUsize::new(0) }; 5];
+static COUNTS: [std::sync::atomic::AtomicUsize; 6] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 6];
 
 /// Records that `e` happened.
 #[inline(always)]

@@ -43,7 +43,7 @@
 
 use crate::errno::Errno;
 use crate::rcu::{self, RcuHead};
-use crate::sync::{AtomicBool, AtomicUsize, Ordering};
+use crate::sync::{AtomicBool, AtomicU8, AtomicU32, AtomicUsize, Ordering};
 use core::alloc::Layout;
 use core::marker::PhantomData;
 use core::mem::{self, ManuallyDrop};
@@ -85,11 +85,35 @@ pub(crate) struct FileInner<F: ?Sized> {
     vtable: &'static FileVtable,
     /// Set once the file was installed where a lock-free reader could see it.
     visible: AtomicBool,
-    /// Set once the file was installed in a table that lends files without a reference
-    /// ([`crate::Files::fdget_rcu`]): its release waits for borrowers first.
-    borrowable: AtomicBool,
+    /// Whether the file may be lent without a reference ([`crate::Files::fdget_rcu`]):
+    /// [`LEND_NO`], [`LEND_MARKING`] (a borrower is making it lendable, or gave up), or
+    /// [`LEND_YES`]. Its release waits for borrowers unless it is `LEND_NO`.
+    lend: AtomicU8,
+    /// Shared-table `fdget_rcu` lookups that took a reference because the file was not
+    /// lendable yet: at [`LEND_AFTER`] the next one makes it lendable. Racy on purpose (a
+    /// plain load and store): a heuristic, not a count.
+    lookups: AtomicU32,
     this: *const F,
 }
+
+/// `FileInner::lend`: never lent.
+const LEND_NO: u8 = 0;
+/// `FileInner::lend`: a borrower announced it, and is making sure no release missed that.
+const LEND_MARKING: u8 = 1;
+/// `FileInner::lend`: lent without a reference from now on.
+const LEND_YES: u8 = 2;
+
+/// How many shared-table [`crate::Files::fdget_rcu`] lookups of a file take a counted
+/// reference (as [`crate::Files::fget`]) before the file is lent without one. Making a file
+/// lendable costs one asymmetric barrier (a `membarrier` system call with the built-in RCU),
+/// and so does its release afterwards (a close that drops a lendable file's last reference
+/// waits for borrowers): a file looked up a few times, then closed, never pays that; a file
+/// looked up often pays it once.
+#[cfg(not(loom))]
+pub const LEND_AFTER: u32 = 64;
+/// Under loom: at once, so that the models reach lending in a few steps.
+#[cfg(loom)]
+pub const LEND_AFTER: u32 = 0;
 
 #[cfg(feature = "leak-check")]
 pub(crate) static FILES_LIVE: core::sync::atomic::AtomicIsize =
@@ -398,14 +422,66 @@ impl<F: ?Sized> FileInner<F> {
         }
     }
 
-    /// Marks the file as lent without references by a table (see `borrowable`).
+    /// Whether the file is lent without a reference: the fast path of a shared-table
+    /// [`crate::Files::fdget_rcu`].
     #[inline(always)]
-    pub(crate) fn mark_borrowable(&self) {
-        // ORDERING: Relaxed both; as `mark_visible` (set under the table lock before the
-        // table's borrowing flag is published, read by the releaser after its last put).
-        if !self.borrowable.load(Ordering::Relaxed) {
-            self.borrowable.store(true, Ordering::Relaxed);
+    pub(crate) fn lendable(&self) -> bool {
+        // ORDERING: Acquire; pairs with the Release store of `LEND_YES` in `make_lendable`,
+        // which follows the barrier that makes every later release see the file marked (see
+        // there), so a borrower that sees `LEND_YES` needs no barrier of its own.
+        self.lend.load(Ordering::Acquire) == LEND_YES
+    }
+
+    /// A shared-table `fdget_rcu` found the file not lendable: counts the lookup, and says
+    /// whether this one should make it lendable.
+    #[inline]
+    // Under loom `LEND_AFTER` is 0, and the comparison below always false.
+    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
+    pub(crate) fn lend_due(&self) -> bool {
+        // ORDERING: Relaxed both; a heuristic (lost updates only delay lending).
+        let n = self.lookups.load(Ordering::Relaxed);
+        if n < LEND_AFTER {
+            self.lookups.store(n + 1, Ordering::Relaxed);
+            return false;
         }
+        // ORDERING: Relaxed; `LEND_MARKING` means another borrower is at it or gave up (the
+        // file was closed under it): either way not ours to do.
+        self.lend.load(Ordering::Relaxed) == LEND_NO
+    }
+
+    /// Makes the file lendable: announces it, then a barrier, then checks that `slot`, where
+    /// the caller read the file inside its borrow section (still open), still holds it. True:
+    /// the file is lendable and the caller may lend it; false: it was closed meanwhile (its
+    /// release may not wait for borrowers), so the caller must not.
+    ///
+    /// This is a store-load handshake (Dekker) with [`FileInner::release`], which loads `lend`
+    /// after a barrier of its own, the last put being ordered after the slot was emptied:
+    /// either the release sees the announcement (and waits for every borrow section), or this
+    /// check sees the slot emptied. With the built-in RCU the barrier here is a `membarrier`
+    /// and the release's only a compiler barrier, as for the read-side sections.
+    ///
+    /// # Safety
+    ///
+    /// The caller is inside a borrow section in which it read `this` from `slot`.
+    #[cold]
+    #[inline(never)]
+    pub(crate) unsafe fn make_lendable(
+        this: NonNull<Self>,
+        slot: &crate::sync::AtomicPtr<Self>,
+    ) -> bool {
+        // SAFETY: the section keeps the header alive.
+        let f = unsafe { this.as_ref() };
+        // ORDERING: Relaxed; ordered before the slot's re-check by the barrier.
+        f.lend.store(LEND_MARKING, Ordering::Relaxed);
+        rcu::lend_barrier();
+        // ORDERING: Acquire; after the barrier (see above).
+        if slot.load(Ordering::Acquire) != this.as_ptr() {
+            crate::events::note(crate::events::Event::LendAbandoned);
+            return false;
+        }
+        // ORDERING: Release; pairs with the Acquire load in `lendable`.
+        f.lend.store(LEND_YES, Ordering::Release);
+        true
     }
 
     /// The release: for a file that may be borrowed without a reference, first waits until
@@ -418,9 +494,12 @@ impl<F: ?Sized> FileInner<F> {
     /// Called exactly once, by the thread whose last put returned true.
     #[cold]
     unsafe fn release(this: NonNull<Self>) {
-        // ORDERING: Relaxed; see `mark_borrowable`.
+        // The release's half of the handshake in `make_lendable`: the last put (after the
+        // slot was emptied) before the load of `lend`.
+        rcu::release_barrier();
+        // ORDERING: Relaxed; ordered by the barrier (see `make_lendable`).
         // SAFETY: the header is live until the release frees it.
-        if unsafe { (*this.as_ptr()).borrowable.load(Ordering::Relaxed) } {
+        if unsafe { (*this.as_ptr()).lend.load(Ordering::Relaxed) } != LEND_NO {
             if rcu::in_borrow() {
                 // SAFETY: the head is unused until the allocation is retired, which only this
                 // deferred release does.
@@ -671,7 +750,8 @@ impl<F: ?Sized> FileRef<F> {
                 refcnt: AtomicUsize::new(ONEREF),
                 vtable: &const { Vt::<V, F>::VTABLE },
                 visible: AtomicBool::new(false),
-                borrowable: AtomicBool::new(false),
+                lend: AtomicU8::new(LEND_NO),
+                lookups: AtomicU32::new(0),
                 this,
             });
             #[cfg(feature = "leak-check")]

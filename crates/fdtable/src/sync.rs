@@ -5,10 +5,14 @@
 //! table's shared state directly.
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, fence};
+pub(crate) use core::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering, fence,
+};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, fence};
+pub(crate) use loom::sync::atomic::{
+    AtomicBool, AtomicPtr, AtomicU8, AtomicU32, AtomicUsize, Ordering, fence,
+};
 
 /// An `UnsafeCell` with loom's closure API, so loom can check every access made through it.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 
 #![cfg(not(loom))]
 
-use fdtable::{Errno, FileLike, FileRef, Files};
+use fdtable::{Errno, FileLike, FileRef, Files, LEND_AFTER};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -46,6 +46,47 @@ fn released(r: &AtomicUsize) -> usize {
     r.load(Ordering::SeqCst)
 }
 
+/// Looks `fd` up often enough that its file is lent without a reference from then on.
+fn make_lendable(files: &Files<Probe>, fd: u32) {
+    for _ in 0..=LEND_AFTER {
+        drop(files.fdget_rcu(fd));
+    }
+    assert!(files.fdget_rcu(fd).unwrap().is_rcu());
+}
+
+#[test]
+fn a_file_is_lent_without_a_reference_once_looked_up_often() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(9, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    // The first lookups take a reference, as fget: a file opened, read a few times and
+    // closed never makes its close wait for borrowers.
+    // (A thread's very first borrow registers it and takes a reference without counting.)
+    let mut counted = 0;
+    let f = loop {
+        let f = files.fdget_rcu(0).unwrap();
+        if f.is_rcu() {
+            break f;
+        }
+        assert_eq!(f.file_count(), 2, "a counted lookup holds a reference");
+        counted += 1;
+        assert!(
+            counted <= LEND_AFTER + 1,
+            "still not lent after {counted} lookups"
+        );
+    };
+    assert!(counted >= LEND_AFTER, "lent after only {counted} lookups");
+    assert_eq!(f.file_count(), 1, "a lent file: no reference taken");
+    drop(f);
+    // Another file of the same table is not lendable because this one is.
+    files.install(probe(10, &r), 0, 1024).unwrap();
+    assert!(!files.fdget_rcu(1).unwrap().is_rcu());
+    other.close_fd(0).unwrap();
+    other.close_fd(1).unwrap();
+    assert_eq!(released(&r), 2);
+}
+
 #[test]
 fn unshared_tables_lend_light_borrows() {
     let r = Arc::new(AtomicUsize::new(0));
@@ -66,6 +107,7 @@ fn a_close_on_another_thread_waits_for_the_borrow() {
     let mut files: Files<Probe> = Files::new();
     files.install(probe(7, &r), 0, 1024).unwrap();
     let mut other = files.share();
+    make_lendable(&files, 0);
     let borrowed = files.fdget_rcu(0).unwrap();
     assert!(borrowed.is_rcu());
     // The table's reference and this fget's: the borrow took none.
@@ -116,8 +158,10 @@ fn a_release_on_the_borrowing_thread_runs_when_its_borrow_ends() {
     let mut files: Files<Probe> = Files::new();
     files.install(probe(3, &r), 0, 1024).unwrap();
     let mut other = files.share();
+    make_lendable(&files, 0);
     {
         let borrowed = files.fdget_rcu(0).unwrap();
+        assert!(borrowed.is_rcu());
         // The same thread closes the file through another handle: its release cannot wait for
         // this thread's own borrow, so it runs when the borrow ends.
         other.close_fd(0).unwrap();
@@ -136,6 +180,7 @@ fn upgrade_keeps_the_file_past_the_borrow() {
     let mut files: Files<Probe> = Files::new();
     files.install(probe(4, &r), 0, 1024).unwrap();
     let mut other = files.share();
+    make_lendable(&files, 0);
     let kept = files.fdget_rcu(0).unwrap().upgrade().unwrap();
     other.close_fd(0).unwrap();
     assert_eq!(released(&r), 0);
@@ -162,22 +207,26 @@ fn borrowers_and_closers_race() {
                 // The first borrow, before the closes start, counts: the race is exercised by
                 // whatever overlaps after it.
                 assert!(h.fdget_rcu(0).is_some_and(|f| f.check() == 0));
-                let mut seen = 1usize;
+                let (mut seen, mut lent) = (1usize, 0usize);
                 // ORDERING: Relaxed; a start signal.
                 ready.fetch_add(1, Ordering::Relaxed);
                 // ORDERING: Relaxed; a stop signal.
                 while !stop.load(Ordering::Relaxed) {
                     for fd in 0..8 {
-                        if let Some(f) = h.fdget_rcu(fd) {
-                            f.check();
-                            seen += 1;
-                            if seen.is_multiple_of(7) {
-                                drop(f.upgrade());
+                        // Each file is looked up in bursts, so that some become lendable.
+                        for _ in 0..16 {
+                            if let Some(f) = h.fdget_rcu(fd) {
+                                f.check();
+                                seen += 1;
+                                lent += usize::from(f.is_rcu());
+                                if seen.is_multiple_of(7) {
+                                    drop(f.upgrade());
+                                }
                             }
                         }
                     }
                 }
-                seen
+                (seen, lent)
             })
         })
         .collect();
@@ -194,8 +243,15 @@ fn borrowers_and_closers_race() {
     }
     // ORDERING: Relaxed; a stop signal.
     stop.store(true, Ordering::Relaxed);
-    let seen: usize = readers.into_iter().map(|t| t.join().unwrap()).sum();
+    let (seen, lent) = readers
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .fold((0, 0), |(s, l), (a, b)| (s + a, l + b));
     assert!(seen > 0);
+    assert!(
+        lent > 0,
+        "no lookup lent a file without a reference ({seen} lookups)"
+    );
     drop(files);
     // ORDERING: Relaxed; the threads are joined.
     assert_eq!(released(&r), 8 + created.load(Ordering::Relaxed));

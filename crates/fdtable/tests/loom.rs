@@ -753,3 +753,48 @@ fn lookup_vs_grow_and_close() {
         },
     );
 }
+
+/// The borrow that makes a file lendable (its announcement, a barrier, a re-check of the slot)
+/// races with the close that drops the file's last reference, whose release reads the
+/// announcement after a barrier of its own: either the release sees it and waits for the
+/// borrow, or the borrower's re-check sees the slot emptied and gives up (then it must not
+/// lend the file: it takes a reference, or finds the fd closed). Every use of a lent file
+/// happens-before its release (loom checks the file's cell); one release, before the close
+/// returns.
+#[test]
+fn first_lend_vs_close() {
+    model_reaching_events(
+        &["lent without a reference", "closed before the borrow"],
+        &[fdtable::events::Event::LendAbandoned],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(70, &rel), 0, NOFILE), Ok(0));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                match b.fdget_rcu(0) {
+                    Some(f) => {
+                        f.touch();
+                        saw(if f.is_rcu() {
+                            "lent without a reference"
+                        } else {
+                            "lent a counted reference"
+                        });
+                    }
+                    None => saw("closed before the borrow"),
+                }
+                drop(b);
+            });
+            a.close_fd(0).unwrap();
+            // ORDERING: SeqCst; the release counter: the close released the file before
+            // returning (the only reference was the table's), or the borrower's counted
+            // reference did.
+            let now = rel.load(Ordering::SeqCst);
+            t.join().unwrap();
+            assert!(now <= 1);
+            drop(a);
+            // ORDERING: SeqCst; as above, after the join.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+        },
+    );
+}

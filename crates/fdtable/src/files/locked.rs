@@ -125,20 +125,11 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
         }
     }
 
-    /// Whether this context took no lock (the handle is the table's only user).
-    pub(super) fn is_exclusive(&self) -> bool {
-        self.exclusive
-    }
-
     /// The handle found itself alone (it did not know before): no other handle can be inside
     /// a lock-free lookup any more (rule 2).
     #[cold]
     pub(super) fn became_exclusive(&self) {
         self.inner().shared = false;
-        // No other handle can be inside a borrow either.
-        // ORDERING: Relaxed; only read under exclusive access, or after the Acquire load in
-        // `Files::fdget_rcu` (which then takes its slow path and sets it again).
-        self.fs.hot.borrowing.store(false, Ordering::Relaxed);
     }
 
     /// The lock-protected scalars.
@@ -303,10 +294,6 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
             // SAFETY: `file` carries a reference the caller hands to the slot.
             let f = unsafe { file.as_ref() };
             f.mark_visible();
-            // ORDERING: Relaxed; stored under the lock, which this context holds.
-            if self.fs.hot.borrowing.load(Ordering::Relaxed) {
-                f.mark_borrowable();
-            }
         }
         // SAFETY: callers pass `fd < max_fds`.
         let slot = unsafe { self.fdt().slot_unchecked(fd) };
@@ -585,20 +572,6 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
             f.mark_visible();
             fd = n + 1;
         }
-    }
-
-    /// The table starts lending files without references: every installed file is marked
-    /// borrowable (and visible), and every file published from now on will be.
-    pub(super) fn mark_borrowing(&mut self) {
-        self.mark_shared();
-        let mut fd = 0;
-        while let Some((n, f)) = self.next_installed(fd) {
-            f.mark_borrowable();
-            fd = n + 1;
-        }
-        // ORDERING: Release; pairs with the Acquire load in `Files::fdget_rcu`: a borrower that
-        // sees the flag sees every installed file marked.
-        self.fs.hot.borrowing.store(true, Ordering::Release);
     }
 
     /// The first installed fd at or above `from`, with its file.

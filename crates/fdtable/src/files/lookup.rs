@@ -401,14 +401,18 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     ///
     /// On an unshared table this is the light lookup of [`Files::fdget`].
     ///
-    /// The price is paid by the release: once a table has lent a file this way, the release of
-    /// any file installed in it first waits until no borrow that could hold it remains. With
-    /// the built-in RCU that is one `membarrier` and a scan when no borrow is in progress
-    /// anywhere (about a microsecond: an open + close went from 0.15 to 1.06 µs on the
-    /// project's 2-core machine), two epoch advances otherwise; without `std`, the embedder's
-    /// `synchronize_rcu`. So only the close that drops a lent file's last reference is slower;
-    /// tables that never lend, and closes that do not drop the last reference (a dup's), pay
-    /// nothing. A release that happens on a thread while it is itself inside a borrow section
+    /// The price is paid by the file's release, and only by files looked up often: a file's
+    /// first [`LEND_AFTER`](crate::LEND_AFTER) lookups through `fdget_rcu` on a shared table
+    /// take a counted reference, as [`Files::fget`] (the result's
+    /// [`is_rcu`](RcuFd::is_rcu) is false); the next one makes the file lendable (one
+    /// `membarrier` with the built-in RCU, once per file) and lends it, as do all later ones.
+    /// The release of a file that was made lendable first waits until no borrow that could
+    /// hold it remains — with the built-in RCU one `membarrier` and a scan when no borrow is
+    /// in progress anywhere (about a microsecond), two epoch advances otherwise; without
+    /// `std`, the embedder's `synchronize_rcu` — still before the close that dropped its last
+    /// reference returns. A file opened, read a few times and closed pays nothing of this;
+    /// nor do closes that do not drop the last reference (a dup's), nor files never looked up
+    /// this way. A release that happens on a thread while it is itself inside a borrow section
     /// runs when that section ends.
     ///
     /// Returns `None` for a free or reserved fd.
@@ -424,15 +428,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             // SAFETY: as in `fdget`: the slot holds the file for the borrow of `self`.
             return Some(unsafe { RcuFd::light(p) });
         }
-        let hot = &self.fs().hot;
-        // ORDERING: Acquire; pairs with the Release store in `Locked::mark_borrowing`: the
-        // installed files are marked borrowable.
-        if !hot.borrowing.load(Ordering::Acquire) {
-            return self.fdget_rcu_slow(fd);
-        }
         let Some(token) = rcu::borrow_begin() else {
             return self.fdget_rcu_slow(fd);
         };
+        let hot = &self.fs().hot;
         // ORDERING: Acquire; as in `fget_inner`.
         let arr_ptr = hot.fdt.load(Ordering::Acquire);
         // SAFETY: as in `fget_inner`: we are in a section.
@@ -442,18 +441,60 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             return None;
         };
         // ORDERING: Acquire; as in `fget_inner`.
-        match NonNull::new(slot.load(Ordering::Acquire)) {
-            // SAFETY: read from a slot inside the section, which the result ends.
-            Some(p) => Some(unsafe { RcuFd::in_section(p, token) }),
-            None => {
-                rcu::borrow_end(token);
-                // ORDERING: Acquire; as in `fget_empty`: an empty slot of a retired array.
-                if hot.fdt.load(Ordering::Acquire) != arr_ptr {
-                    return self.fdget_rcu_retry(fd);
-                }
-                None
+        let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
+            rcu::borrow_end(token);
+            // ORDERING: Acquire; as in `fget_empty`: an empty slot of a retired array.
+            if hot.fdt.load(Ordering::Acquire) != arr_ptr {
+                return self.fdget_rcu_retry(fd);
             }
+            return None;
+        };
+        // SAFETY: read from a slot inside the section, which keeps the header alive.
+        if unsafe { p.as_ref() }.lendable() {
+            // SAFETY: read from a slot inside the section, which the result ends; the file is
+            // lendable, so its release waits for the section.
+            return Some(unsafe { RcuFd::in_section(p, token) });
         }
+        // SAFETY: as above.
+        unsafe { self.fdget_rcu_unlent(fd, slot, p, token) }
+    }
+
+    /// `fdget_rcu` on a shared table found a file that is not lendable (yet): makes it
+    /// lendable if it is due (see [`LEND_AFTER`](crate::LEND_AFTER)), or takes a counted
+    /// reference as [`Files::fget`] does.
+    ///
+    /// # Safety
+    ///
+    /// `p` was read from `slot` inside the borrow section `token`, still open.
+    #[cold]
+    #[inline(never)]
+    unsafe fn fdget_rcu_unlent(
+        &self,
+        fd: u32,
+        slot: &crate::fdtable::Slot<F>,
+        p: NonNull<FileInner<F>>,
+        token: rcu::BorrowToken,
+    ) -> Option<RcuFd<'_, F>> {
+        // SAFETY: the section keeps the header alive.
+        let f = unsafe { p.as_ref() };
+        // SAFETY: per the contract.
+        if f.lend_due() && unsafe { FileInner::make_lendable(p, slot) } {
+            // SAFETY: read inside the section, which the result ends; now lendable.
+            return Some(unsafe { RcuFd::in_section(p, token) });
+        }
+        // SAFETY: per the contract (a borrow section is a read-side section).
+        let got = unsafe { FileInner::try_get_rcu(p.as_ptr()) };
+        // ORDERING: Acquire; as in `fget_inner`.
+        if got && slot.load(Ordering::Acquire) == p.as_ptr() {
+            rcu::borrow_end(token);
+            // SAFETY: `try_get_rcu` took a reference, which the result takes over.
+            return Some(RcuFd::counted(unsafe { FileRef::from_inner(p) }));
+        }
+        rcu::borrow_end(token);
+        // SAFETY: if `got`, `try_get_rcu` took a reference, dropped here, outside the section
+        // (it may release the file).
+        drop(got.then(|| unsafe { FileRef::from_inner(p) }));
+        self.fget(fd).map(RcuFd::counted)
     }
 
     /// `fdget_rcu` read an empty slot of an array that growth retired (and cleared): again,
@@ -465,31 +506,19 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.fdget_rcu(fd)
     }
 
-    /// `fdget_rcu` when the table does not lend yet (mark its files), when the thread has no
-    /// RCU record yet, or when the handle found itself alone.
+    /// `fdget_rcu` when this thread cannot begin a borrow section cheaply (its first, or it
+    /// can have no RCU record): becomes light if the handle is alone now, else registers the
+    /// thread and lends a counted reference this time.
     #[cold]
     #[inline(never)]
     fn fdget_rcu_slow(&self, fd: u32) -> Option<RcuFd<'_, F>> {
-        rcu::borrow_register();
-        {
-            let mut l = self.lock();
-            // ORDERING: Relaxed; under the lock, where it is stored.
-            if !self.fs().hot.borrowing.load(Ordering::Relaxed) && !l.is_exclusive() {
-                l.mark_borrowing();
-            }
-        }
-        let arr = self.light.get();
-        // ORDERING: Acquire; see `fdget_rcu`.
-        if !arr.is_null() || !self.fs().hot.borrowing.load(Ordering::Acquire) {
+        // ORDERING: Acquire; as in `fdget_slow`.
+        if self.fs().hot.count.load(Ordering::Acquire) == 1 {
+            // ORDERING: Relaxed; as in `become_light`.
+            self.light.set(self.fs().hot.fdt.load(Ordering::Relaxed));
             return self.fdget_rcu(fd);
         }
-        match rcu::borrow_begin() {
-            Some(token) => {
-                rcu::borrow_end(token);
-                self.fdget_rcu(fd)
-            }
-            // No RCU record can be had (memory, or no membarrier): lend a counted reference.
-            None => self.fget(fd).map(RcuFd::counted),
-        }
+        rcu::borrow_register();
+        self.fget(fd).map(RcuFd::counted)
     }
 }

@@ -31,7 +31,7 @@ use crate::errno::Errno;
 use crate::fdtable::{FdTable, TableRef};
 use crate::file_ref::FileRef;
 use crate::lock::RawSpinLock;
-use crate::sync::{AtomicBool, AtomicPtr, AtomicUsize, Ordering, TableLock, UnsafeCell, fence};
+use crate::sync::{AtomicPtr, AtomicUsize, Ordering, TableLock, UnsafeCell, fence};
 use core::cell::Cell;
 use core::marker::PhantomData;
 use core::ptr::{self, NonNull};
@@ -102,9 +102,6 @@ struct Hot<F: ?Sized, P> {
     count: AtomicUsize,
     /// The current allocation (`files->fdt`).
     fdt: AtomicPtr<FdTable<F, P>>,
-    /// Whether the table lends files without references ([`Files::fdget_rcu`]): every file
-    /// installed while it is set is marked borrowable (set and cleared under the lock).
-    borrowing: AtomicBool,
 }
 
 struct Cold<L> {
@@ -154,7 +151,6 @@ impl<F: ?Sized, P, L: lock_api::RawMutex> FilesStruct<F, P, L> {
             hot: CachePadded::new(Hot {
                 count: AtomicUsize::new(1),
                 fdt: AtomicPtr::new(arr.as_ptr()),
-                borrowing: AtomicBool::new(false),
             }),
             cold: CachePadded::new(Cold {
                 file_lock: TableLock::new(),

@@ -218,7 +218,7 @@ impl Queue {
 
 /// The reader's half of the fence pair.
 #[inline(always)]
-fn light_barrier() {
+pub(super) fn light_barrier() {
     #[cfg(target_os = "linux")]
     compiler_fence(Ordering::SeqCst);
     #[cfg(not(target_os = "linux"))]
@@ -226,7 +226,7 @@ fn light_barrier() {
 }
 
 /// The advancer's half: a full barrier on every CPU running a thread of this process.
-fn heavy_barrier() {
+pub(super) fn heavy_barrier() {
     #[cfg(target_os = "linux")]
     {
         if membarrier::ready() {

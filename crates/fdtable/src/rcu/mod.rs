@@ -247,6 +247,27 @@ pub(crate) fn synchronize() {
     loom_model::synchronize();
 }
 
+/// The announcing side of the handshake that makes a file lendable (see
+/// `FileInner::make_lendable`): with the built-in RCU a `membarrier` (a full barrier on every
+/// CPU running a thread of this process), so that the release side needs none; a full fence
+/// elsewhere.
+pub(crate) fn lend_barrier() {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::heavy_barrier();
+    #[cfg(not(all(feature = "std", not(loom))))]
+    crate::sync::fence(crate::sync::Ordering::SeqCst);
+}
+
+/// The releasing side of that handshake: a compiler barrier where [`lend_barrier`] is a
+/// `membarrier`, a full fence otherwise.
+#[inline(always)]
+pub(crate) fn release_barrier() {
+    #[cfg(all(feature = "std", not(loom)))]
+    epoch::light_barrier();
+    #[cfg(not(all(feature = "std", not(loom))))]
+    crate::sync::fence(crate::sync::Ordering::SeqCst);
+}
+
 /// Whether this thread is inside a borrow section (with the built-in RCU; elsewhere the
 /// embedder's rule applies: no `synchronize_rcu` inside a read-side section).
 pub(crate) fn in_borrow() -> bool {
