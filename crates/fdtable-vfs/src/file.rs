@@ -213,6 +213,12 @@ impl FileLike for File {
         }
         self.f_op.flush(self)
     }
+
+    /// Only a file whose operations never wait ([`FileOperations::never_blocks`]) is lent
+    /// without a reference: any other would be upgraded to a counted one for every call.
+    fn may_lend(&self) -> bool {
+        self.f_mode & FMODE_PATH == 0 && self.f_op.never_blocks()
+    }
 }
 
 impl std::fmt::Debug for File {

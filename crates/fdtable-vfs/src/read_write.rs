@@ -8,7 +8,7 @@ use crate::file::File;
 use crate::ops::Kstat;
 use crate::task::Task;
 use crate::uapi::*;
-use fdtable::{Errno, FileRef};
+use fdtable::Errno;
 use std::io::{IoSlice, IoSliceMut};
 
 /// `rw_verify_area`: `EINVAL` for a negative position or one where `pos + count` overflows.
@@ -131,10 +131,11 @@ impl Task {
     }
 
     /// Runs `op` with the file at `fd` (not `O_PATH`: `EBADF`) and the count `fdget_pos`'s
-    /// locking rule reads. A file that never blocks is looked up without a reference
-    /// (`fdget_rcu`: no locked instruction); lent on a shared table, another task may be using
-    /// it at the same moment with no reference of its own either, so the count given is
-    /// "shared". Any other file is looked up with a reference on a shared table, as Linux does.
+    /// locking rule reads. The file is looked up with `fdget_rcu`: on a shared table a file
+    /// that never blocks and is used often is lent without a reference (no locked
+    /// instruction; see [`File::may_lend`](fdtable::FileLike::may_lend)), and since another
+    /// task may then be using it with no reference of its own either, the count given is
+    /// "shared"; any other file comes with a reference, as Linux's `fdget`.
     #[inline]
     pub(crate) fn with_file<R>(
         &self,
@@ -145,19 +146,12 @@ impl Task {
         if b.f_mode() & FMODE_PATH != 0 {
             return Err(Errno::EBADF);
         }
-        if !b.is_rcu() {
-            let count = b.file_count();
-            return op(&b, count);
-        }
-        if b.ops().never_blocks() {
-            return op(&b, usize::MAX);
-        }
-        // It may block: hold a reference instead of the section. The borrow's lookup came
-        // before any close that made the upgrade fail, so EBADF is an answer Linux can give.
-        let f = b.upgrade();
-        drop(b);
-        let f = f.ok_or(Errno::EBADF)?;
-        op(&f, FileRef::count(&f))
+        let count = if b.is_rcu() {
+            usize::MAX
+        } else {
+            b.file_count()
+        };
+        op(&b, count)
     }
 
     /// `read(fd, buf)` — reads at the file position and advances it. `EBADF` if `fd` is not

@@ -451,8 +451,8 @@ impl<F: ?Sized> FileInner<F> {
 
     /// Makes the file lendable: announces it, then a barrier, then checks that `slot`, where
     /// the caller read the file inside its borrow section (still open), still holds it. True:
-    /// the file is lendable and the caller may lend it; false: it was closed meanwhile (its
-    /// release may not wait for borrowers), so the caller must not.
+    /// the file is lendable (later lookups lend it); false: it was closed meanwhile (its
+    /// release may not wait for borrowers), so it must not be lent.
     ///
     /// This is a store-load handshake (Dekker) with [`FileInner::release`], which loads `lend`
     /// after a barrier of its own, the last put being ordered after the slot was emptied:

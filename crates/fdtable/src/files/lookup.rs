@@ -459,9 +459,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         unsafe { self.fdget_rcu_unlent(fd, slot, p, token) }
     }
 
-    /// `fdget_rcu` on a shared table found a file that is not lendable (yet): makes it
-    /// lendable if it is due (see [`LEND_AFTER`](crate::LEND_AFTER)), or takes a counted
-    /// reference as [`Files::fget`] does.
+    /// `fdget_rcu` on a shared table found a file that is not lendable (yet): takes a
+    /// counted reference, as [`Files::fget`] does, and makes the file lendable for the next
+    /// lookups if it is due (see [`LEND_AFTER`](crate::LEND_AFTER)) and
+    /// [`may_lend`](FileLike::may_lend) says so.
     ///
     /// # Safety
     ///
@@ -475,26 +476,24 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         p: NonNull<FileInner<F>>,
         token: rcu::BorrowToken,
     ) -> Option<RcuFd<'_, F>> {
-        // SAFETY: the section keeps the header alive.
-        let f = unsafe { p.as_ref() };
-        // SAFETY: per the contract.
-        if f.lend_due() && unsafe { FileInner::make_lendable(p, slot) } {
-            // SAFETY: read inside the section, which the result ends; now lendable.
-            return Some(unsafe { RcuFd::in_section(p, token) });
-        }
         // SAFETY: per the contract (a borrow section is a read-side section).
         let got = unsafe { FileInner::try_get_rcu(p.as_ptr()) };
         // ORDERING: Acquire; as in `fget_inner`.
-        if got && slot.load(Ordering::Acquire) == p.as_ptr() {
+        if !got || slot.load(Ordering::Acquire) != p.as_ptr() {
             rcu::borrow_end(token);
-            // SAFETY: `try_get_rcu` took a reference, which the result takes over.
-            return Some(RcuFd::counted(unsafe { FileRef::from_inner(p) }));
+            // SAFETY: if `got`, `try_get_rcu` took a reference, dropped here, outside the
+            // section (it may release the file).
+            drop(got.then(|| unsafe { FileRef::from_inner(p) }));
+            return self.fget(fd).map(RcuFd::counted);
+        }
+        // SAFETY: `try_get_rcu` took a reference, which the result takes over.
+        let file = unsafe { FileRef::from_inner(p) };
+        if file.inner().lend_due() && file.may_lend() {
+            // SAFETY: `p` was read from `slot` in the section, still open.
+            unsafe { FileInner::make_lendable(p, slot) };
         }
         rcu::borrow_end(token);
-        // SAFETY: if `got`, `try_get_rcu` took a reference, dropped here, outside the section
-        // (it may release the file).
-        drop(got.then(|| unsafe { FileRef::from_inner(p) }));
-        self.fget(fd).map(RcuFd::counted)
+        Some(RcuFd::counted(file))
     }
 
     /// `fdget_rcu` read an empty slot of an array that growth retired (and cleared): again,

@@ -51,6 +51,16 @@ pub trait FileLike: Send + Sync {
     fn flush(&self) -> Result<(), Errno> {
         Ok(())
     }
+
+    /// Whether [`Files::fdget_rcu`] may lend this file without a reference once it is
+    /// looked up often (see [`LEND_AFTER`](crate::LEND_AFTER)). A file that is lent is never
+    /// released while a borrow could hold it, so the close that drops its last reference
+    /// waits for borrowers; answer `false` for files whose users would upgrade every borrow
+    /// to a counted reference anyway (operations that may block: a pipe, a socket), so that
+    /// their closes never wait. Asked once per file, with a reference held.
+    fn may_lend(&self) -> bool {
+        true
+    }
 }
 
 /// Per-fd state kept beside the close-on-exec bit ([`Files`]'s `P`): plain data, copied by
