@@ -20,11 +20,11 @@ use std::hint::black_box;
 pub const PATHS: &[(&str, &str)] = &[
     (
         "light-lookup",
-        "fdtable: fdget + put, unshared table (light, seed 1)",
+        "fdtable: fdget + put, unshared table (light: fget_light)",
     ),
     (
         "shared-lookup",
-        "fdtable: fdget + put, shared table (fget inside, seed 3)",
+        "fdtable: fdget + put, shared table (fget inside: the RCU fd table)",
     ),
     ("shared-fget", "fdtable: fget + drop, shared table"),
     (
@@ -58,7 +58,7 @@ pub const PATHS: &[(&str, &str)] = &[
     ),
     (
         "reserve-put",
-        "fdtable: get_unused_fd_flags + drop (a failed open's table part, seed 2)",
+        "fdtable: get_unused_fd_flags + drop (a failed open's table part: fput_badopen)",
     ),
     (
         "dd-pair",

@@ -1,10 +1,10 @@
-//! `before`: the same table with the seeds' fast paths taken out — Linux 2.4's `files_struct`
+//! `before`: the same table with the kernel's later fast paths taken out (fget_light, the RCU fd table, fput_badopen, find_next_fd, unlocked_ioctl) — Linux 2.4's `files_struct`
 //! (fs/file_table.c, fs/open.c, fs/fcntl.c before 2003), re-expressed.
 //!
-//! - **Lookup** (`fget` before seeds 1 and 3): `read_lock(&files->file_lock)`, `fcheck`,
+//! - **Lookup** (`fget` before fget_light and the RCU fd table): `read_lock(&files->file_lock)`, `fcheck`,
 //!   `get_file` (an atomic increment), `read_unlock`; the put (`fput`) is an atomic
 //!   decrement. Shared table or not, every lookup pays the lock and the reference.
-//! - **Allocation** (`get_unused_fd` / `locate_fd` before seed 4): under the write lock, a
+//! - **Allocation** (`get_unused_fd` / `locate_fd` before find_next_fd's two-level bitmaps): under the write lock, a
 //!   one-level linear scan of `open_fds` from the `next_fd` hint (`find_next_zero_bit`), the
 //!   array doubled when full.
 //! - **Install** (`fd_install`) takes the write lock again; **close** clears the slot and the

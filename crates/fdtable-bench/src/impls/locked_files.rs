@@ -61,7 +61,7 @@ impl LockedFiles for RwLockFiles {
     }
 }
 
-/// [`BeforeFiles`], the 2.4 table the seeds replaced, in front of the same files.
+/// [`BeforeFiles`], Linux 2.4's table, which the fast paths replaced, in front of the same files.
 impl LockedFiles for BeforeFiles<FileRef<File>> {
     const NAME: &'static str = "before";
     fn install(&self, file: FileRef<File>) -> i32 {

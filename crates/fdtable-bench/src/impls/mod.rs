@@ -5,7 +5,7 @@
 //! [`Table::share`] makes another handle on the same table (`CLONE_FILES`).
 //!
 //! - [`fdtable`]: the library (`Files<BenchFile>`).
-//! - [`before`]: the kernel before the seeds, re-expressed: an rwlock-protected table where
+//! - [`before`]: Linux 2.4's table, before its fast paths (fget_light, the RCU fd table, find_next_fd), re-expressed: an rwlock-protected table where
 //!   every lookup takes the lock and a reference, allocation by a one-level linear bitmap scan.
 //! - [`locked`]: `Mutex` / `RwLock` around `Vec<Option<Arc<BenchFile>>>`, lowest-free by a
 //!   linear scan of the slots (what most runtimes do).

@@ -30,7 +30,7 @@ use std::sync::Arc;
 /// `chat`.
 pub const CHAT: Workload = Workload {
     name: "chat",
-    about: "K pairs of threads ping-ponging 100-byte messages over socketpairs on one shared table; ns per message per thread (seed 3)",
+    about: "K pairs of threads ping-ponging 100-byte messages over socketpairs on one shared table; ns per message per thread (the RCU fd table)",
     cases,
     finish: no_finish,
 };

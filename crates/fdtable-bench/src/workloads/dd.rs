@@ -33,7 +33,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 /// `dd`.
 pub const DD: Workload = Workload {
     name: "dd",
-    about: "1M × (read 1 byte from /dev/zero + write it to an in-memory file), ns per pair; unshared and shared table (seed 1)",
+    about: "1M × (read 1 byte from /dev/zero + write it to an in-memory file), ns per pair; unshared and shared table (fget_light)",
     cases,
     finish,
 };

@@ -24,7 +24,7 @@ pub const DUP1: Workload = Workload {
 /// `find-next-fd`.
 pub const FIND_NEXT_FD: Workload = Workload {
     name: "find-next-fd",
-    about: "dup + close with fds 0..N-1 open (the dup lands on N), and a 1,000-fd table with 10 % closed at random (seed 4)",
+    about: "dup + close with fds 0..N-1 open (the dup lands on N), and a 1,000-fd table with 10 % closed at random (find_next_fd)",
     cases: find_next_fd_cases,
     finish: no_finish,
 };

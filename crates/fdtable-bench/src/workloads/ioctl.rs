@@ -32,7 +32,7 @@ use std::sync::Arc;
 /// `ioctl`.
 pub const IOCTL: Workload = Workload {
     name: "ioctl",
-    about: "a generic ioctl (FIONREAD on a pipe) and a driver ioctl, 1 and 2 threads on one shared table, each thread on its own file (seed 5)",
+    about: "a generic ioctl (FIONREAD on a pipe) and a driver ioctl, 1 and 2 threads on one shared table, each thread on its own file (unlocked_ioctl)",
     cases,
     finish: no_finish,
 };

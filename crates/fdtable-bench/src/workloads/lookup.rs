@@ -17,7 +17,7 @@ use std::os::fd::AsRawFd;
 /// `lookup-light`.
 pub const LIGHT: Workload = Workload {
     name: "lookup-light",
-    about: "lookup + put on an unshared table, reading one field of the file (seed 1)",
+    about: "lookup + put on an unshared table, reading one field of the file (fget_light)",
     cases: light_cases,
     finish: no_finish,
 };
@@ -25,7 +25,7 @@ pub const LIGHT: Workload = Workload {
 /// `lookup-shared`.
 pub const SHARED: Workload = Workload {
     name: "lookup-shared",
-    about: "lookup + put on a shared table; fds=1: every thread on one fd, fds=2: one fd each (seed 3)",
+    about: "lookup + put on a shared table; fds=1: every thread on one fd, fds=2: one fd each (the RCU fd table)",
     cases: shared_cases,
     finish: no_finish,
 };

@@ -21,7 +21,7 @@ use std::hint::black_box;
 /// `openneg`.
 pub const OPENNEG: Workload = Workload {
     name: "openneg",
-    about: "open of a missing path in a loop (ENOENT), unshared table (seed 2)",
+    about: "open of a missing path in a loop (ENOENT), unshared table (fput_badopen)",
     cases,
     finish: no_finish,
 };
