@@ -142,7 +142,9 @@ impl Task {
         fd: i32,
         op: impl FnOnce(&File, usize) -> Result<R, Errno>,
     ) -> Result<R, Errno> {
-        let b = self.files().fdget_rcu(fd as u32).ok_or(Errno::EBADF)?;
+        let Some(b) = self.files().fdget_rcu(fd as u32) else {
+            return Err(Errno::EBADF);
+        };
         if b.f_mode() & FMODE_PATH != 0 {
             return Err(Errno::EBADF);
         }

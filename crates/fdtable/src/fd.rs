@@ -119,17 +119,79 @@ impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for Fd<'_, F> {
 /// section can be had — a thread without an RCU record — it holds a counted reference.)
 pub struct RcuFd<'a, F: ?Sized> {
     ptr: NonNull<FileInner<F>>,
-    mode: Mode,
+    mode: ModeWord,
     _borrow: PhantomData<&'a FileInner<F>>,
 }
 
+/// What an [`RcuFd`] holds: a light borrow (unshared table), an RCU section held open (on
+/// this thread: `RcuFd` is not `Send`), or a counted reference.
 enum Mode {
-    /// A light borrow (unshared table).
     Light,
-    /// An RCU section held open (on this thread: `RcuFd` is not `Send`).
     Section(crate::rcu::BorrowToken),
-    /// A counted reference (no section could be had).
     Counted,
+}
+
+/// [`Mode`] in one word, so that an `RcuFd` is two and travels in registers: 0 is a light
+/// borrow, 1 a counted reference, anything else the record of the section (aligned, so
+/// never 0 or 1). Only with the built-in RCU, whose section token is a record; an embedder's
+/// token may be any value, and is kept as [`Mode`] itself.
+#[cfg(all(feature = "std", not(loom)))]
+#[derive(Clone, Copy)]
+struct ModeWord(usize);
+
+#[cfg(all(feature = "std", not(loom)))]
+impl ModeWord {
+    const LIGHT: usize = 0;
+    const COUNTED: usize = 1;
+
+    #[inline(always)]
+    fn new(m: Mode) -> Self {
+        ModeWord(match m {
+            Mode::Light => Self::LIGHT,
+            Mode::Counted => Self::COUNTED,
+            Mode::Section(t) => t.into_raw(),
+        })
+    }
+
+    #[inline(always)]
+    fn get(self) -> Mode {
+        match self.0 {
+            Self::LIGHT => Mode::Light,
+            Self::COUNTED => Mode::Counted,
+            // SAFETY: any other value was made by `new` from a section's token.
+            r => Mode::Section(unsafe { crate::rcu::BorrowToken::from_raw(r) }),
+        }
+    }
+
+    #[inline(always)]
+    fn is_section(self) -> bool {
+        self.0 > Self::COUNTED
+    }
+}
+
+#[cfg(not(all(feature = "std", not(loom))))]
+struct ModeWord(Mode);
+
+#[cfg(not(all(feature = "std", not(loom))))]
+impl ModeWord {
+    #[inline(always)]
+    fn new(m: Mode) -> Self {
+        ModeWord(m)
+    }
+
+    #[inline(always)]
+    fn get(&self) -> Mode {
+        match &self.0 {
+            Mode::Light => Mode::Light,
+            Mode::Counted => Mode::Counted,
+            Mode::Section(t) => Mode::Section(t.copy()),
+        }
+    }
+
+    #[inline(always)]
+    fn is_section(&self) -> bool {
+        matches!(self.0, Mode::Section(..))
+    }
 }
 
 impl<'a, F: ?Sized> RcuFd<'a, F> {
@@ -140,7 +202,7 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     pub(crate) unsafe fn light(ptr: NonNull<FileInner<F>>) -> Self {
         RcuFd {
             ptr,
-            mode: Mode::Light,
+            mode: ModeWord::new(Mode::Light),
             _borrow: PhantomData,
         }
     }
@@ -156,7 +218,7 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     ) -> Self {
         RcuFd {
             ptr,
-            mode: Mode::Section(token),
+            mode: ModeWord::new(Mode::Section(token)),
             _borrow: PhantomData,
         }
     }
@@ -165,7 +227,7 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     pub(crate) fn counted(file: FileRef<F>) -> Self {
         RcuFd {
             ptr: FileRef::into_inner(file),
-            mode: Mode::Counted,
+            mode: ModeWord::new(Mode::Counted),
             _borrow: PhantomData,
         }
     }
@@ -174,7 +236,7 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     /// block, or past the borrow. `None` if the file was closed and its last reference dropped
     /// since it was lent (its release is waiting for this borrow to end).
     pub fn upgrade(&self) -> Option<FileRef<F>> {
-        match self.mode {
+        match self.mode.get() {
             Mode::Light | Mode::Counted => {
                 // SAFETY: held by its slot for `'a`, or by our reference.
                 Some(unsafe { FileRef::from_inner(self.ptr.as_ref().get()) })
@@ -202,7 +264,7 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     /// Whether this holds an RCU section (the table is shared) rather than a light borrow or
     /// a reference.
     pub fn is_rcu(&self) -> bool {
-        matches!(self.mode, Mode::Section(..))
+        self.mode.is_section()
     }
 }
 
@@ -219,7 +281,7 @@ impl<F: ?Sized> Deref for RcuFd<'_, F> {
 impl<F: ?Sized> Drop for RcuFd<'_, F> {
     #[inline(always)]
     fn drop(&mut self) {
-        match core::mem::replace(&mut self.mode, Mode::Light) {
+        match core::mem::replace(&mut self.mode, ModeWord::new(Mode::Light)).get() {
             Mode::Light => {}
             Mode::Section(token) => crate::rcu::borrow_end(token),
             // SAFETY: the reference `counted` took over.

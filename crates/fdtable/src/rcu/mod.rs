@@ -192,6 +192,36 @@ pub(crate) struct BorrowToken {
     token: usize,
 }
 
+impl BorrowToken {
+    /// The token as one word: the record's address (never 0 or 1: records are aligned).
+    #[cfg(all(feature = "std", not(loom)))]
+    #[inline(always)]
+    pub(crate) fn into_raw(self) -> usize {
+        self.rec.as_ptr() as usize
+    }
+
+    /// The token [`BorrowToken::into_raw`] made.
+    ///
+    /// # Safety
+    ///
+    /// `raw` came from `into_raw`, and the token is used once.
+    #[cfg(all(feature = "std", not(loom)))]
+    #[inline(always)]
+    pub(crate) unsafe fn from_raw(raw: usize) -> Self {
+        BorrowToken {
+            // SAFETY: a record's address, not null.
+            rec: unsafe { NonNull::new_unchecked(raw as *mut epoch::Record) },
+        }
+    }
+
+    /// A copy of the token, for reading the mode without consuming it (the embedder's tokens
+    /// are plain values).
+    #[cfg(not(all(feature = "std", not(loom))))]
+    pub(crate) fn copy(&self) -> Self {
+        BorrowToken { token: self.token }
+    }
+}
+
 /// Begins a borrow section: a read-side section that may last across a whole operation on a
 /// lent file, on this thread (sections nest). `None` if it cannot be begun cheaply now (the
 /// thread has no RCU record yet): call [`borrow_register`] and retry, or take a reference.
