@@ -149,21 +149,33 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// the cached array, a bounds check and one load of the slot.
     #[inline(always)]
     pub fn fdget(&self, fd: u32) -> Option<Fd<'_, F>> {
-        let arr = self.light.get();
-        if !arr.is_null() {
-            // SAFETY: `light` is non-null only while this handle is the table's only user, and
-            // then it is the current allocation, which only this handle (not borrowed mutably
-            // now) can retire.
-            let arr = unsafe { TableRef::new(arr) };
-            let slot = arr.slot(fd as usize)?;
-            // ORDERING: Relaxed; with one user, every slot store was made by this thread or
-            // ordered before us by the Acquire that established `light`.
-            let p = NonNull::new(slot.load(Ordering::Relaxed))?;
+        if let Some(p) = self.light_lookup(fd) {
             // SAFETY: the slot's reference keeps the file alive for as long as the slot holds
-            // it, which is at least the borrow of `self` (see above).
-            return Some(unsafe { Fd::borrowed(p) });
+            // it, which is at least the borrow of `self` (see `light_lookup`).
+            return p.map(|p| unsafe { Fd::borrowed(p) });
         }
         self.fdget_slow(fd)
+    }
+
+    /// The light path of every lookup: `None` if this handle may not be the table's only user;
+    /// otherwise the file at `fd`, if any, which stays installed while `self` is borrowed
+    /// (every call that could remove it takes `&mut self`).
+    #[inline(always)]
+    fn light_lookup(&self, fd: u32) -> Option<Option<NonNull<FileInner<F>>>> {
+        let arr = self.light.get();
+        if arr.is_null() {
+            return None;
+        }
+        // SAFETY: `light` is non-null only while this handle is the table's only user, and
+        // then it is the current allocation, which only this handle (not borrowed mutably now)
+        // can retire.
+        let arr = unsafe { TableRef::new(arr) };
+        // ORDERING: Relaxed; with one user, every slot store was made by this thread or
+        // ordered before us by the Acquire that established `light`.
+        Some(
+            arr.slot(fd as usize)
+                .and_then(|slot| NonNull::new(slot.load(Ordering::Relaxed))),
+        )
     }
 
     /// `fdget` when this handle has not (yet) seen itself alone: the table may be shared.
@@ -418,15 +430,9 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// Returns `None` for a free or reserved fd.
     #[inline(always)]
     pub fn fdget_rcu(&self, fd: u32) -> Option<RcuFd<'_, F>> {
-        let arr = self.light.get();
-        if !arr.is_null() {
-            // SAFETY: as in `fdget`.
-            let arr = unsafe { TableRef::new(arr) };
-            let slot = arr.slot(fd as usize)?;
-            // ORDERING: Relaxed; as in `fdget`.
-            let p = NonNull::new(slot.load(Ordering::Relaxed))?;
+        if let Some(p) = self.light_lookup(fd) {
             // SAFETY: as in `fdget`: the slot holds the file for the borrow of `self`.
-            return Some(unsafe { RcuFd::light(p) });
+            return p.map(|p| unsafe { RcuFd::light(p) });
         }
         let Some(token) = rcu::borrow_begin() else {
             return self.fdget_rcu_slow(fd);
