@@ -93,6 +93,8 @@ pub fn run(args: RunArgs) -> i32 {
             "signals": stats.signals,
             "table_mismatches": stats.table_mismatches,
             "orphans_closed": stats.orphans_closed,
+            "placeholders": stats.placeholders,
+            "placeholders_retired": stats.placeholders_retired,
             "host_fds_start": host_fds_start,
             "host_fds_end": host_fd_count(),
         });
@@ -146,21 +148,22 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
         let _ = nix::sys::resource::setrlimit(res, hard, hard);
         hard
     };
-    // The private range starts above every number the program may use (its virtual hard
-    // limit), capped so the placeholders below it stay cheap.
+    // Placeholders fill the bottom of every real table (see `docs/RUN.md`), as many as fit
+    // beside the program's own descriptors: the real table must hold one real descriptor
+    // for each of the program's (its virtual soft limit, and what it inherits), with some
+    // slack, or the program would run out before its limit says. Without room (a real limit
+    // that cannot be raised above the virtual one) there are none, and the program's real
+    // descriptors may take any number below the real limit.
     let n = inherited.len() as u64;
     let want = nofile.1.clamp(64, 65536);
-    let base = want.min(real_limit.saturating_sub(2 * n + 8) / 2);
-    if base < 3 || base + 2 * n + 8 > real_limit {
-        say(format!(
-            "the real descriptor limit ({real_limit}) leaves no room for a private range"
-        ));
-        return fail(125);
-    }
+    let room = real_limit
+        .saturating_sub(nofile.0.saturating_add(n) + crate::sup::SLACK)
+        .min(real_limit.saturating_sub(2 * n + 8));
+    let placeholders = want.min(room) as i32;
     let cfg = Config {
         nofile,
         track_fds: args.track_fds,
-        base: base as i32,
+        placeholders,
         real_limit,
         check_tables: args.check_tables,
         nr_open,
@@ -201,26 +204,51 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
         say("cannot create pipes");
         return fail(125);
     };
-    let placeholder: OwnedFd = match nix::fcntl::open(
-        "/dev/null",
-        nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
-        nix::sys::stat::Mode::empty(),
-    ) {
-        Ok(fd) => fd,
-        Err(e) => {
-            say(format!("cannot open /dev/null: {e}"));
-            return fail(125);
+    // The descriptor the placeholders copy, when there are any.
+    let placeholder: Option<OwnedFd> = if placeholders > 0 {
+        match nix::fcntl::open(
+            "/dev/null",
+            nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
+            nix::sys::stat::Mode::empty(),
+        ) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                say(format!("cannot open /dev/null: {e}"));
+                return fail(125);
+            }
         }
+    } else {
+        None
     };
+    // Without placeholders the inherited descriptors keep their numbers in the real table;
+    // with them the i-th moves to `placeholders + i`.
+    let initial: Vec<(u32, i32)> = inherited
+        .iter()
+        .enumerate()
+        .map(|(i, &f)| {
+            let real = if placeholders > 0 {
+                placeholders + i as i32
+            } else {
+                f
+            };
+            (f as u32, real)
+        })
+        .collect();
     let plan = ChildPlan {
         path: cpath,
         argv,
         envp,
         strings,
         inherited: inherited.to_vec(),
-        base: base as i32,
+        placeholders,
+        keep: {
+            let mut k = inherited.to_vec();
+            k.extend([go_r.as_raw_fd(), err_w.as_raw_fd()]);
+            k.sort_unstable();
+            k
+        },
         real_limit,
-        placeholder: placeholder.as_raw_fd(),
+        placeholder: placeholder.as_ref().map_or(-1, |p| p.as_raw_fd()),
         go: go_r.as_raw_fd(),
         err: err_w.as_raw_fd(),
         filter: filter::program(),
@@ -252,11 +280,6 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
     drop(go_w);
     sys::forward_signals_to(child);
 
-    let initial: Vec<(u32, i32)> = inherited
-        .iter()
-        .enumerate()
-        .map(|(i, &f)| (f as u32, base as i32 + i as i32))
-        .collect();
     let mut sup = Supervisor::new(cfg, child.as_raw(), &initial);
     let exit = sup.run();
     let stats = sup.stats.clone();

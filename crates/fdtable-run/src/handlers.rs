@@ -1620,6 +1620,25 @@ impl Supervisor {
         }
         if let Some(w) = want {
             proc_.borrow_mut().nofile = w;
+            // The real table must hold as many real descriptors as the new soft limit lets
+            // the program have: placeholders in the way are closed at the next stop.
+            let map = &self.tasks[&owner].map;
+            let mut m = map.borrow_mut();
+            let above = self
+                .cfg
+                .real_limit
+                .saturating_sub(m.placeholders.max(0) as u64);
+            if w.0.saturating_add(crate::sup::SLACK) > above {
+                let keep = self
+                    .cfg
+                    .real_limit
+                    .saturating_sub(w.0.saturating_add(crate::sup::SLACK))
+                    as i32;
+                let to = m.shrink_to.map_or(keep, |t| t.min(keep));
+                if to < m.placeholders {
+                    m.shrink_to = Some(to);
+                }
+            }
         }
         if old != 0 {
             let mut b = [0u8; 16];

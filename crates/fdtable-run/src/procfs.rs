@@ -84,8 +84,18 @@ pub fn has_capability(tid: i32, cap: u32) -> bool {
 }
 
 /// The descriptors of the calling process that are open and not close-on-exec: what a
-/// program started from here inherits.
+/// program started from here inherits. A standard descriptor (0, 1, 2) that was closed when
+/// the process started is left out: what is there now is the `/dev/null` Rust's runtime
+/// opened in its place (see [`crate::sys::std_fds_closed_at_start`]), which the program
+/// must not get.
 pub fn inherited_fds() -> Vec<i32> {
+    let closed = crate::sys::std_fds_closed_at_start().unwrap_or([false; 3]);
+    let mut out = open_inheritable_fds();
+    out.retain(|&fd| !(0..3).contains(&fd) || !closed[fd as usize]);
+    out
+}
+
+fn open_inheritable_fds() -> Vec<i32> {
     let Ok(fd) = open(
         "/proc/self/fd",
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,

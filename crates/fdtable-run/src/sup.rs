@@ -22,6 +22,11 @@ use std::rc::Rc;
 /// checks, as it would for the program's number.
 pub const BADF: i32 = i32::MAX;
 
+/// Real descriptors kept free, when there are placeholders, beyond those the program may
+/// hold (its virtual soft limit): room for a real descriptor whose number the library has
+/// already freed while another thread's close of it is still in flight.
+pub const SLACK: u64 = 64;
+
 /// Size of each thread's scratch mapping (address space only; pages are touched on use).
 pub const SCRATCH: u64 = 1 << 20;
 
@@ -32,8 +37,8 @@ pub struct Config {
     pub nofile: (u64, u64),
     /// Report the descriptors each process still holds when it exits.
     pub track_fds: bool,
-    /// First real descriptor of the private range.
-    pub base: i32,
+    /// How many placeholders fill the bottom of the first process's real table (0: none).
+    pub placeholders: i32,
     /// The real RLIMIT_NOFILE every traced process runs with.
     pub real_limit: u64,
     /// Check, at every process exit, that the real table matches the library's (slow).
@@ -72,6 +77,10 @@ pub struct Stats {
     pub table_mismatches: u64,
     /// Orphaned real descriptors closed.
     pub orphans_closed: u64,
+    /// Placeholders at the bottom of the first process's real table.
+    pub placeholders: u64,
+    /// Placeholders closed because a program raised its soft limit.
+    pub placeholders_retired: u64,
 }
 
 /// A thread group.
@@ -261,7 +270,9 @@ impl Supervisor {
     /// (virtual number, real number).
     pub fn new(cfg: Config, root: i32, initial: &[(u32, i32)]) -> Supervisor {
         let files: Files<Desc> = Files::new();
+        let placeholders = cfg.placeholders;
         let mut map = FdMap::default();
+        map.placeholders = placeholders;
         let origin = Rc::new(Origin {
             call: "<inherited from parent>".into(),
             pid: 0,
@@ -323,6 +334,7 @@ impl Supervisor {
             notes: HashSet::new(),
             stats: Stats {
                 tasks: 1,
+                placeholders: placeholders as u64,
                 ..Stats::default()
             },
         }
@@ -397,7 +409,29 @@ impl Supervisor {
         let nr = regs.orig_rax;
         let args = [regs.rdi, regs.rsi, regs.rdx, regs.r10, regs.r8, regs.r9];
         self.stats.seccomp_stops += 1;
-        // Real descriptors left over by a fork or exec go first; then the call starts again.
+        // Placeholders that must make room for a raised soft limit go first, then real
+        // descriptors left over by a fork or exec; then the call starts again.
+        let retire = {
+            let mut m = task.map.borrow_mut();
+            match m.shrink_to.take() {
+                Some(to) if to < m.placeholders => {
+                    let from = std::mem::replace(&mut m.placeholders, to);
+                    Some((to, from - 1))
+                }
+                _ => None,
+            }
+        };
+        if let Some((lo, hi)) = retire {
+            self.stats.placeholders_retired += (hi - lo + 1) as u64;
+            let call = Inject {
+                nr: libc::SYS_close_range,
+                args: [lo as u64, hi as u64, 0, 0, 0, 0],
+            };
+            if let Ok((_, saved)) = self.inject(tid, true, &[call]) {
+                self.restart(tid, saved);
+            }
+            return;
+        }
         let orphans = std::mem::take(&mut task.map.borrow_mut().orphans);
         if !orphans.is_empty() {
             self.stats.orphans_closed += orphans.len() as u64;
@@ -936,9 +970,16 @@ impl Supervisor {
 
     // === tables ===
 
-    /// The real descriptors at or above the private range in `tid`'s real table.
+    /// The placeholders at the bottom of `tid`'s real table (0: none).
+    pub fn placeholders(&self, tid: i32) -> i32 {
+        self.tasks
+            .get(&tid)
+            .map_or(0, |t| t.map.borrow().placeholders)
+    }
+
+    /// The real descriptors above the placeholders in `tid`'s real table.
     pub fn real_fds(&self, tid: i32) -> Vec<i32> {
-        crate::procfs::list_fds(tid, self.cfg.base)
+        crate::procfs::list_fds(tid, self.placeholders(tid))
     }
 
     /// Makes `tid`'s map agree with its real table: numbers whose real descriptor is gone are
@@ -971,14 +1012,21 @@ impl Supervisor {
     /// Compares `tid`'s real table with the library's; counts differences.
     fn check_table(&mut self, tid: i32) {
         let reals: HashSet<i32> = self.real_fds(tid).into_iter().collect();
-        let below = crate::procfs::count_fds_below(tid, self.cfg.base);
+        let placeholders = self.placeholders(tid);
+        let below = crate::procfs::count_fds_below(tid, placeholders);
         let Some(task) = self.tasks.get(&tid) else {
             return;
         };
         let map = task.map.borrow();
-        let mapped: HashSet<i32> = map.reals().into_iter().collect();
+        // Orphans not closed yet are accounted for: a process that exits before its next
+        // traced call (a forked child whose exec failed) leaves them to the kernel.
+        let mapped: HashSet<i32> = map
+            .reals()
+            .into_iter()
+            .chain(map.orphans.iter().copied())
+            .collect();
         let mut bad = 0;
-        if below != Some(self.cfg.base as usize) {
+        if below != Some(placeholders as usize) {
             bad += 1;
         }
         for (fd, s) in map.iter() {
@@ -989,7 +1037,6 @@ impl Supervisor {
             }
         }
         bad += reals.difference(&mapped).count();
-        bad += map.orphans.len();
         if bad > 0 {
             let _ = writeln!(
                 std::io::stderr(),

@@ -8,7 +8,53 @@
 use nix::unistd::Pid;
 use std::ffi::CString;
 use std::io;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+
+/// Which of descriptors 0, 1 and 2 were closed when the process started (bit `fd`), with
+/// [`STD_RECORDED`] set once recorded.
+///
+/// Rust's runtime opens `/dev/null` on a closed 0, 1 or 2 before `main` (`std::rt::init`,
+/// called from `main` through `lang_start`), so by the time `fdtable run` looks at its
+/// descriptors a closed standard stream looks open. The ELF constructors in `.init_array`
+/// run earlier: glibc's `__libc_start_main` calls them (`call_init`) before `main`, so
+/// [`record_std_fds`] sees the descriptors as the caller left them.
+static STD_CLOSED: AtomicU8 = AtomicU8::new(0);
+const STD_RECORDED: u8 = 0x80;
+
+extern "C" fn record_std_fds() {
+    let mut bits = STD_RECORDED;
+    for fd in 0..3 {
+        // SAFETY: F_GETFD takes no pointer; a closed number gives EBADF.
+        if unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1 {
+            bits |= 1 << fd;
+        }
+    }
+    // ORDERING: Relaxed; written once by the constructor on the only thread there is before
+    // `main`, read later on the same thread (program order); there is no pair.
+    STD_CLOSED.store(bits, Ordering::Relaxed);
+}
+
+/// The constructor entry: a pointer in `.init_array`, which the dynamic loader (or the
+/// static start-up code) calls before `main` and so before Rust's runtime fills closed
+/// standard descriptors with `/dev/null`.
+#[used]
+// SAFETY: `.init_array` holds pointers to functions taking (argc, argv, envp) per the SysV
+// ABI; a function ignoring its arguments is called correctly, and `record_std_fds` only makes
+// raw fcntl calls and an atomic store (no allocation, no std runtime needed).
+#[unsafe(link_section = ".init_array")]
+static RECORD_STD_FDS: extern "C" fn() = record_std_fds;
+
+/// The standard descriptors (of 0, 1, 2) that were closed when this process started, before
+/// Rust's runtime put `/dev/null` there; `None` if the constructor did not run (a binary
+/// linked in a way that drops `.init_array` entries).
+pub fn std_fds_closed_at_start() -> Option<[bool; 3]> {
+    // The reference keeps the constructor's object file, and its `.init_array` entry, in
+    // every binary that asks.
+    std::hint::black_box(&RECORD_STD_FDS);
+    // ORDERING: Relaxed; see `record_std_fds`.
+    let bits = STD_CLOSED.load(Ordering::Relaxed);
+    (bits & STD_RECORDED != 0).then_some([bits & 1 != 0, bits & 2 != 0, bits & 4 != 0])
+}
 
 /// What the first process does between `fork` and `execve`; everything is prepared by the
 /// parent so the child allocates nothing.
@@ -21,13 +67,18 @@ pub struct ChildPlan {
     pub envp: Vec<*const libc::c_char>,
     /// Owners of the strings above.
     pub strings: Vec<CString>,
-    /// The descriptors the program inherits, in order; the i-th moves to `base + i`.
+    /// The descriptors the program inherits, ascending; with placeholders the i-th moves to
+    /// `placeholders + i`, without them each keeps its number.
     pub inherited: Vec<i32>,
-    /// First descriptor of the private range.
-    pub base: i32,
+    /// How many placeholders fill the bottom of the real table (0: none).
+    pub placeholders: i32,
+    /// Without placeholders: the descriptors the child keeps (the inherited ones and the two
+    /// pipes), ascending.
+    pub keep: Vec<i32>,
     /// The real RLIMIT_NOFILE (soft = hard) the program's processes run with.
     pub real_limit: u64,
-    /// An `O_PATH` descriptor of /dev/null: the placeholder that fills `0..base`.
+    /// An `O_PATH` descriptor of /dev/null: the placeholder that fills
+    /// `0..placeholders` (-1 without placeholders).
     pub placeholder: i32,
     /// Read end of the pipe the parent writes to once it has attached.
     pub go: i32,
@@ -138,6 +189,27 @@ unsafe fn child_main(plan: &ChildPlan) -> ! {
         let move_to = |from: i32, to: i32, flags: i32| -> bool {
             from == to || libc::dup3(from, to, flags) == to
         };
+        if plan.placeholders == 0 {
+            // No placeholders: the inherited descriptors stay where they are, and everything
+            // else goes (the supervisor's own descriptors) but the two pipes.
+            let mut lo: u32 = 0;
+            for &k in &plan.keep {
+                let k = k as u32;
+                if k > lo && libc::syscall(libc::SYS_close_range, lo, k - 1, 0u32) != 0 {
+                    fail(plan.err, Step::Descriptors, errno());
+                }
+                lo = lo.max(k + 1);
+            }
+            if libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32) != 0 {
+                fail(plan.err, Step::Descriptors, errno());
+            }
+            let mut b = 0u8;
+            if libc::read(plan.go, (&mut b as *mut u8).cast(), 1) != 1 {
+                fail(plan.err, Step::Attach, errno());
+            }
+            libc::close(plan.go);
+            exec_filtered(plan, plan.err)
+        }
         if !move_to(plan.err, err, libc::O_CLOEXEC) {
             fail(plan.err, Step::Descriptors, errno());
         }
@@ -157,14 +229,14 @@ unsafe fn child_main(plan: &ChildPlan) -> ! {
             fail(err, Step::Descriptors, errno());
         }
         for i in 0..n {
-            if !move_to(temp(i), plan.base + i, 0) {
+            if !move_to(temp(i), plan.placeholders + i, 0) {
                 fail(err, Step::Descriptors, errno());
             }
         }
         // The placeholder fills every number below the private range, so the kernel's
         // lowest-free allocation lands in the private range and an untranslated number never
         // reaches a descriptor of the program.
-        for fd in 0..plan.base {
+        for fd in 0..plan.placeholders {
             if libc::dup2(ph, fd) != fd {
                 fail(err, Step::Descriptors, errno());
             }
@@ -178,6 +250,20 @@ unsafe fn child_main(plan: &ChildPlan) -> ! {
         for i in 0..n {
             libc::close(temp(i));
         }
+        exec_filtered(plan, err)
+    }
+}
+
+/// Installs the seccomp filter and executes the program (the last step of [`child_main`]);
+/// `err` is the error pipe.
+///
+/// # Safety
+///
+/// Only in the forked child, after its descriptors are in place.
+unsafe fn exec_filtered(plan: &ChildPlan, err: i32) -> ! {
+    let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // SAFETY: raw calls on memory owned by `plan` (see `child_main`).
+    unsafe {
         let prog = libc::sock_fprog {
             len: plan.filter.len() as u16,
             filter: plan.filter.as_ptr() as *mut libc::sock_filter,

@@ -107,6 +107,12 @@ pub struct FdMap {
     /// Some close-on-exec bit was set by the library only (`close_range(CLOSE_RANGE_CLOEXEC)`):
     /// the next exec must compare the real table with the library's.
     pub cloexec_unsynced: bool,
+    /// How many placeholders fill the bottom of the real table (numbers `0..placeholders`);
+    /// every real descriptor is above them.
+    pub placeholders: i32,
+    /// The placeholders from this number up must be closed at the next stop: a process
+    /// raised its soft limit beyond what the real table holds above them.
+    pub shrink_to: Option<i32>,
 }
 
 impl FdMap {

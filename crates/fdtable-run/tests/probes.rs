@@ -69,9 +69,9 @@ fn a_guest_cannot_see_reach_or_close_the_private_range() {
     let Some(p) = probe("probe_private") else {
         return;
     };
-    // The probe counts descriptors among the first 70000 numbers (the private range starts
-    // at the virtual limit, here 20000), closes everything with close_range(0, ~0U), and
-    // goes on opening, piping, forking and executing.
+    // The probe counts descriptors among the first 70000 numbers (the real ones live below
+    // the real limit, among or above the program's own numbers), closes everything with
+    // close_range(0, ~0U), and goes on opening, piping, forking and executing.
     let r = same(
         "private",
         &["sh", "-c", "ulimit -n 20000 && exec \"$0\"", &p],

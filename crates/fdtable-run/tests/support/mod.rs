@@ -100,18 +100,65 @@ pub fn under(opts: &[&str], cmd: &[&str], dir: &Path, env: &[(&str, &str)]) -> O
 /// supervisor's notes aside), and no difference between any process's real table and the
 /// library's. Returns the run under the supervisor.
 pub fn same(name: &str, cmd: &[&str], env: &[(&str, &str)], setup: impl Fn(&Path)) -> Out {
+    same_in(name, None, cmd, env, setup)
+}
+
+/// [`same`], with both runs started by `sh -c WRAP sh CMD...` when `wrap` is given: a shell
+/// snippet that ends by executing `"$@"` (natively the command, otherwise `fdtable run`
+/// with the command), such as `exec "$@" >&-` (the program starts with its standard output
+/// closed) or `ulimit -n 64 && exec "$@"` (and the supervisor with that real limit).
+pub fn same_in(
+    name: &str,
+    wrap: Option<&str>,
+    cmd: &[&str],
+    env: &[(&str, &str)],
+    setup: impl Fn(&Path),
+) -> Out {
     let dir = scratch(name);
     setup(&dir);
-    let n = native(cmd, &dir, env);
+    let wrapped = |inner: Vec<String>| -> Vec<String> {
+        match wrap {
+            None => inner,
+            Some(w) => ["sh", "-c", w, "sh"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain(inner)
+                .collect(),
+        }
+    };
+    let strs = |v: &[String]| v.iter().map(String::as_str).collect::<Vec<_>>().join(" ");
+    let n_cmd = wrapped(cmd.iter().map(|s| s.to_string()).collect());
+    let n = native(
+        &n_cmd.iter().map(String::as_str).collect::<Vec<_>>(),
+        &dir,
+        env,
+    );
     fresh(&dir);
     setup(&dir);
     let stats = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}.stats"));
+    let _ = std::fs::remove_file(&stats);
     let stats_s = stats.to_str().unwrap().to_string();
-    let r = under(&["--check-tables", "--stats", &stats_s], cmd, &dir, env);
+    let opts = ["--check-tables", "--stats", &stats_s];
+    let r = match wrap {
+        None => under(&opts, cmd, &dir, env),
+        Some(_) => {
+            let mut inner = vec![bin().to_str().unwrap().to_string()];
+            inner.extend(opts.iter().map(|s| s.to_string()));
+            inner.push("--".into());
+            inner.extend(cmd.iter().map(|s| s.to_string()));
+            let r_cmd = wrapped(inner);
+            native(
+                &r_cmd.iter().map(String::as_str).collect::<Vec<_>>(),
+                &dir,
+                env,
+            )
+        }
+    };
     assert_eq!(
         (n.code, n.signal),
         (r.code, r.signal),
-        "{name}: exit status differs\nnative: {n:#?}\nunder fdtable run: {r:#?}"
+        "{name}: exit status differs ({})\nnative: {n:#?}\nunder fdtable run: {r:#?}",
+        strs(&n_cmd)
     );
     assert_eq!(
         n.stdout, r.stdout,

