@@ -19,7 +19,8 @@
 //!    using them, and a call the kernel restarts must arrive translated afresh.
 
 use crate::mem::{self, msghdr};
-use crate::paths::{self, Named, Whose};
+use crate::paths;
+use crate::procfs;
 use crate::sup::{BADF, Inject, Supervisor};
 use crate::syscalls::{self, Arg, Cloexec, Kind, Order, Special};
 use crate::table::{Desc, DescKind, Origin, Slot};
@@ -148,6 +149,15 @@ pub enum Then {
     Exec,
     /// unshare(CLONE_FILES).
     Unshare,
+    /// A stat of `owner`'s fd directory: its size is the number of open descriptors.
+    FdDirSize {
+        /// The program's `struct stat` or `struct statx`.
+        buf: u64,
+        /// `struct statx`.
+        statx: bool,
+        /// Whose directory.
+        owner: i32,
+    },
 }
 
 /// The task needs something before the call can be decided.
@@ -286,30 +296,36 @@ impl Supervisor {
         self.tasks.get(&tid)?.files.fget(v as u32)
     }
 
-    /// The task whose table a path's `whose` names, from `tid`'s point of view.
-    fn whose_task(&self, tid: i32, whose: Whose) -> Option<i32> {
-        let t = match whose {
-            Whose::SelfProc => {
-                let tgid = self.tasks.get(&tid)?.tgid();
-                if self.tasks.contains_key(&tgid) {
-                    tgid
-                } else {
-                    tid
+    /// The absolute path of the directory a relative path of `tid` starts from: its
+    /// directory descriptor's (`dirfd`, the raw argument), or its working directory's.
+    fn base_dir(&self, tid: i32, dirfd: Option<u64>) -> Option<Vec<u8>> {
+        let link = match dirfd.map(|d| d as u32 as i32) {
+            None | Some(libc::AT_FDCWD) => format!("/proc/{tid}/cwd"),
+            Some(d) => {
+                if let Some(DescKind::FdDir { tid: t, info }) =
+                    self.desc(tid, d as u64).map(|d| d.kind)
+                {
+                    let dir = if info { "fdinfo" } else { "fd" };
+                    return Some(format!("/proc/{t}/{dir}").into_bytes());
                 }
+                let real = self.tr_fd(tid, d as u64) as i32;
+                if real < 0 || real == BADF {
+                    return None;
+                }
+                format!("/proc/{tid}/fd/{real}")
             }
-            Whose::ThreadSelf => tid,
-            Whose::Pid(p) => p,
-            Whose::Task(_, t) => t,
         };
-        self.tasks.contains_key(&t).then_some(t)
+        procfs::read_link(&link)
     }
 
-    /// Reads and translates a path argument (`dirfd`: the raw directory argument before it).
+    /// Reads and translates a path argument (`dirfd`: the raw directory argument before it;
+    /// `follow`: the call follows a symbolic link in the last component).
     fn tr_path(
         &self,
         tid: i32,
         dirfd: Option<u64>,
         ptr: u64,
+        follow: bool,
         scr: &mut Scratch,
     ) -> Result<PathArg, Need> {
         let mut out = PathArg {
@@ -323,63 +339,43 @@ impl Supervisor {
         let Some(raw) = mem::read_cstr(Self::pid(tid), ptr, libc::PATH_MAX as usize - 1) else {
             return Ok(out);
         };
-        let norm = paths::normalize(&raw);
-        let named: Named<'_> = if raw.first() == Some(&b'/') {
-            paths::classify(&norm)
-        } else {
-            // Relative to a descriptor directory opened earlier?
-            match dirfd.and_then(|d| self.desc(tid, d)).map(|d| d.kind) {
-                Some(DescKind::FdDir { tid: t, info }) => {
-                    let (num, _) = norm
-                        .iter()
-                        .position(|&b| b == b'/')
-                        .map_or((&norm[..], &b""[..]), |i| (&norm[..i], &norm[i..]));
-                    if norm.is_empty() {
-                        Named::Dir {
-                            whose: Whose::Pid(t),
-                            info,
-                        }
-                    } else {
-                        match paths::parse_fd(num) {
-                            Some(fd) => Named::Fd {
-                                whose: Whose::Pid(t),
-                                info,
-                                fd,
-                                rest: &norm[num.len()..],
-                            },
-                            None => Named::Other,
-                        }
-                    }
-                }
-                _ => Named::Other,
+        let lk = TaskLookup { sup: self, tid };
+        let r = paths::resolve(&raw, || self.base_dir(tid, dirfd), follow, &lk);
+        out.dir = r.dir.map(|(t, info)| DescKind::FdDir { tid: t, info });
+        if let Some(mut p) = r.path {
+            if p.len() >= libc::PATH_MAX as usize {
+                // Longer than the kernel takes: it answers ENAMETOOLONG to the program's.
+                out.text = Some(raw);
+                return Ok(out);
             }
-        };
-        match named {
-            Named::Other => {}
-            Named::Dir { whose, info } => {
-                if let Some(t) = self.whose_task(tid, whose) {
-                    out.dir = Some(DescKind::FdDir { tid: t, info });
-                }
-            }
-            Named::Fd {
-                whose,
-                info,
-                fd,
-                rest,
-            } => {
-                if let Some(t) = self.whose_task(tid, whose) {
-                    let real = self.tr_fd(t, fd as u64) as i32;
-                    let mut p = paths::real_path(whose, info, real, rest);
-                    p.push(0);
-                    let at = scr.alloc(p.len())?;
-                    if mem::write(Self::pid(tid), at, &p) {
-                        out.ptr = Some(at);
-                    }
-                }
+            p.push(0);
+            let at = scr.alloc(p.len())?;
+            if mem::write(Self::pid(tid), at, &p) {
+                out.ptr = Some(at);
             }
         }
         out.text = Some(raw);
         Ok(out)
+    }
+
+    /// Whether descriptor `v` of `tid` lists a descriptor directory, whatever path opened
+    /// it: `FdDir` if the library knew from the path, else what the real descriptor's own
+    /// path says (read once per open file description, at its first listing).
+    fn listing_kind(&self, tid: i32, d: &Desc, v: u64) -> Option<DescKind> {
+        if let k @ DescKind::FdDir { .. } = d.kind {
+            return Some(k);
+        }
+        *d.listed.get_or_init(|| {
+            let real = self.tr_fd(tid, v) as i32;
+            if real < 0 || real == BADF {
+                return None;
+            }
+            let target = procfs::read_link(&format!("/proc/{tid}/fd/{real}"))?;
+            let lk = TaskLookup { sup: self, tid };
+            paths::resolve(&target, || None, true, &lk)
+                .dir
+                .map(|(t, info)| DescKind::FdDir { tid: t, info })
+        })
     }
 
     /// Translates the arguments `spec` names; returns the edits and, if a path names a
@@ -387,6 +383,7 @@ impl Supervisor {
     fn tr_args(
         &self,
         tid: i32,
+        nr: u64,
         args: &[u64; 6],
         spec: &[(u8, Arg)],
         scr: &mut Scratch,
@@ -401,7 +398,9 @@ impl Supervisor {
                 Arg::Path => {
                     let dirfd =
                         (i > 0 && spec.contains(&((i - 1) as u8, Arg::DirFd))).then(|| args[i - 1]);
-                    let p = self.tr_path(tid, dirfd, args[i], scr)?;
+                    let follow =
+                        syscalls::name(nr).is_none_or(|name| syscalls::follows_last(name, args, i));
+                    let p = self.tr_path(tid, dirfd, args[i], follow, scr)?;
                     if let Some(ptr) = p.ptr {
                         edits[i] = Some(ptr);
                     }
@@ -443,7 +442,7 @@ impl Supervisor {
                     Errno::new(errno).name().unwrap_or("?")
                 ),
             )),
-            Kind::Plain(spec) => self.plain(tid, &args, spec, &mut scr),
+            Kind::Plain(spec) => self.plain(tid, nr, &args, spec, &mut scr),
             Kind::NewFd {
                 args: spec,
                 order,
@@ -464,12 +463,62 @@ impl Supervisor {
         }
     }
 
-    fn plain(&self, tid: i32, args: &[u64; 6], spec: &[(u8, Arg)], scr: &mut Scratch) -> Res {
-        let (edits, _, _) = self.tr_args(tid, args, spec, scr)?;
+    fn plain(
+        &self,
+        tid: i32,
+        nr: u64,
+        args: &[u64; 6],
+        spec: &[(u8, Arg)],
+        scr: &mut Scratch,
+    ) -> Res {
+        let (edits, dir, text) = self.tr_args(tid, nr, args, spec, scr)?;
+        if let Some(then) = self.fd_dir_stat(tid, nr, args, dir, text.as_deref()) {
+            return Ok(run(edits, then));
+        }
         if no_change(&edits, args) {
             return Ok(Decision::Pass);
         }
         Ok(run(edits, Then::Restore))
+    }
+
+    /// A stat of a descriptor directory: procfs reports the number of open descriptors as
+    /// its size, which must be the library's count, not the real table's.
+    fn fd_dir_stat(
+        &self,
+        tid: i32,
+        nr: u64,
+        args: &[u64; 6],
+        dir: Option<DescKind>,
+        text: Option<&[u8]>,
+    ) -> Option<Then> {
+        const AT_EMPTY_PATH: u64 = 0x1000;
+        let empty = |flags: u64| flags & AT_EMPTY_PATH != 0 && text == Some(b"");
+        let (buf, statx, fd) = match syscalls::name(nr)? {
+            "stat" | "lstat" => (args[1], false, None),
+            "fstat" => (args[1], false, Some(args[0])),
+            "newfstatat" => (args[2], false, empty(args[3]).then_some(args[0])),
+            "statx" => (args[4], true, empty(args[2]).then_some(args[0])),
+            _ => return None,
+        };
+        let kind = match fd {
+            // Known from the path that opened it, or from a listing (never probed here:
+            // fstat is frequent).
+            Some(v) => {
+                let d = self.desc(tid, v)?;
+                match d.kind {
+                    k @ DescKind::FdDir { .. } => Some(k),
+                    DescKind::Plain => d.listed.get().copied().flatten(),
+                }
+            }
+            None => dir,
+        };
+        match kind {
+            Some(DescKind::FdDir {
+                tid: owner,
+                info: false,
+            }) => Some(Then::FdDirSize { buf, statx, owner }),
+            _ => None,
+        }
     }
 
     fn origin(&self, text: impl FnOnce() -> String) -> String {
@@ -491,7 +540,7 @@ impl Supervisor {
         cloexec: Cloexec,
         scr: &mut Scratch,
     ) -> Res {
-        let (edits, dir, text) = self.tr_args(tid, args, spec, scr)?;
+        let (edits, dir, text) = self.tr_args(tid, nr, args, spec, scr)?;
         let cloexec = match cloexec {
             Cloexec::Never => false,
             Cloexec::Always => true,
@@ -567,7 +616,7 @@ impl Supervisor {
                         // The kernel answers EFAULT or EINVAL; if it opens something after
                         // all, it is installed then.
                         let (edits, _, _) =
-                            self.tr_args(tid, args, &[(0, Arg::DirFd), (1, Arg::Path)], scr)?;
+                            self.tr_args(tid, nr, args, &[(0, Arg::DirFd), (1, Arg::Path)], scr)?;
                         Ok(run(
                             edits,
                             Then::Install {
@@ -720,7 +769,8 @@ impl Supervisor {
             S::Select | S::Pselect6 => self.select(tid, args, scr),
             S::Getdents | S::Getdents64 => {
                 if let Some(d) = self.desc(tid, args[0])
-                    && let DescKind::FdDir { tid: t, info } = d.kind
+                    && let Some(DescKind::FdDir { tid: t, info }) =
+                        self.listing_kind(tid, &d, args[0])
                 {
                     return Ok(Decision::Return(self.list_fd_dir(
                         tid,
@@ -732,11 +782,14 @@ impl Supervisor {
                         s == S::Getdents64,
                     )));
                 }
-                self.plain(tid, args, &[(0, Arg::Fd)], scr)
+                self.plain(tid, nr, args, &[(0, Arg::Fd)], scr)
             }
             S::Lseek => {
+                // An emulated listing's position is the supervisor's (a descriptor not
+                // listed yet has none to keep).
                 if let Some(d) = self.desc(tid, args[0])
-                    && let DescKind::FdDir { .. } = d.kind
+                    && (matches!(d.kind, DescKind::FdDir { .. })
+                        || matches!(d.listed.get(), Some(Some(DescKind::FdDir { .. }))))
                 {
                     let mut pos = d.pos.lock().unwrap();
                     let new = match args[2] {
@@ -750,7 +803,7 @@ impl Supervisor {
                     *pos = new;
                     return Ok(Decision::Return(new));
                 }
-                self.plain(tid, args, &[(0, Arg::Fd)], scr)
+                self.plain(tid, nr, args, &[(0, Arg::Fd)], scr)
             }
             S::Clone | S::Clone3 | S::Fork | S::Vfork => self.clone_entry(tid, nr, args, s, scr),
             S::Execve | S::Execveat => {
@@ -759,7 +812,7 @@ impl Supervisor {
                 } else {
                     &[(0, Arg::DirFd), (1, Arg::Path)]
                 };
-                let (edits, _, _) = self.tr_args(tid, args, spec, scr)?;
+                let (edits, _, _) = self.tr_args(tid, nr, args, spec, scr)?;
                 if no_change(&edits, args) {
                     return Ok(Decision::Pass);
                 }
@@ -775,13 +828,13 @@ impl Supervisor {
             S::Prctl => {
                 // PR_SET_MM, PR_SET_MM_EXE_FILE, fd.
                 if args[0] == libc::PR_SET_MM as u64 && args[1] == 13 {
-                    return self.plain(tid, args, &[(2, Arg::Fd)], scr);
+                    return self.plain(tid, nr, args, &[(2, Arg::Fd)], scr);
                 }
                 Ok(Decision::Pass)
             }
             S::Waitid => {
                 if args[0] == 3 {
-                    return self.plain(tid, args, &[(1, Arg::Fd)], scr);
+                    return self.plain(tid, nr, args, &[(1, Arg::Fd)], scr);
                 }
                 Ok(Decision::Pass)
             }
@@ -840,9 +893,9 @@ impl Supervisor {
                     3 | 4 => &[(0, Arg::Fd), (4, Arg::Fd)],
                     _ => &[(0, Arg::Fd)],
                 };
-                let (mut edits, _, _) = self.tr_args(tid, args, spec, scr)?;
+                let (mut edits, _, _) = self.tr_args(tid, nr, args, spec, scr)?;
                 if matches!(args[1], 3 | 4) {
-                    let p = self.tr_path(tid, Some(args[4]), args[3], scr)?;
+                    let p = self.tr_path(tid, Some(args[4]), args[3], true, scr)?;
                     if let Some(ptr) = p.ptr {
                         edits[3] = Some(ptr);
                     }
@@ -890,7 +943,8 @@ impl Supervisor {
         if let Some(d) = dirfd {
             edits[d] = Some(self.tr_fd(tid, args[d]));
         }
-        let p = self.tr_path(tid, dirfd.map(|d| args[d]), args[path], scr)?;
+        let follow = flags & libc::O_NOFOLLOW as u64 == 0;
+        let p = self.tr_path(tid, dirfd.map(|d| args[d]), args[path], follow, scr)?;
         if let Some(ptr) = p.ptr {
             edits[path] = Some(ptr);
         }
@@ -1103,7 +1157,7 @@ impl Supervisor {
                     _ => -(libc::EBADF as i64),
                 },
             )),
-            _ => self.plain(tid, args, &[(0, Arg::Fd)], scr),
+            _ => self.plain(tid, libc::SYS_fcntl as u64, args, &[(0, Arg::Fd)], scr),
         }
     }
 
@@ -1914,6 +1968,32 @@ impl Supervisor {
                 }
                 ret
             }
+            Then::FdDirSize { buf, statx, owner } => {
+                if ret != 0 {
+                    return ret;
+                }
+                let n = self.tasks.get(&owner).map_or(0, |t| {
+                    t.map
+                        .borrow()
+                        .iter()
+                        .filter(|&(fd, _)| t.files.fdget(fd).is_some())
+                        .count()
+                }) as u64;
+                // st_size at 48 in struct stat; stx_size at 40 in struct statx, when its
+                // mask (at 0) has STATX_SIZE.
+                let at = if statx {
+                    match mem::read_u32(pid, buf) {
+                        Some(mask) if mask & 0x200 != 0 => Some(40),
+                        _ => None,
+                    }
+                } else {
+                    Some(48)
+                };
+                if let Some(at) = at {
+                    mem::write(pid, buf + at, &n.to_le_bytes());
+                }
+                ret
+            }
             Then::Unshare => {
                 if ret != 0 {
                     return ret;
@@ -1990,6 +2070,35 @@ impl Supervisor {
             );
             self.close_reals(tid, &excess);
         }
+    }
+}
+
+/// The resolver's view of the supervisor, from task `tid`.
+struct TaskLookup<'a> {
+    sup: &'a Supervisor,
+    tid: i32,
+}
+
+impl paths::Lookup for TaskLookup<'_> {
+    fn ids(&self) -> (i32, i32) {
+        let tgid = self.sup.tasks.get(&self.tid).map_or(self.tid, |t| t.tgid());
+        (tgid, self.tid)
+    }
+
+    fn traced(&self, id: i32) -> bool {
+        self.sup.tasks.contains_key(&id)
+    }
+
+    fn tgid_of(&self, id: i32) -> Option<i32> {
+        self.sup.tasks.get(&id).map(|t| t.tgid())
+    }
+
+    fn real(&self, owner: i32, fd: u32) -> i32 {
+        self.sup.tr_fd(owner, fd as u64) as i32
+    }
+
+    fn readlink(&self, path: &str) -> Option<Vec<u8>> {
+        procfs::read_link(path)
     }
 }
 

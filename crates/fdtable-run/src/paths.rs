@@ -1,77 +1,50 @@
-//! The paths that name descriptors: `/dev/fd/N`, `/dev/stdin` (and stdout, stderr),
-//! `/proc/self/fd/N`, `/proc/thread-self/fd/N`, `/proc/<pid>/fd/N`,
-//! `/proc/<pid>/task/<tid>/fd/N`, the `fdinfo` twins, and those directories themselves.
+//! The paths that name descriptors, and the directories that list them.
 //!
-//! A path that names a descriptor is rewritten to the real descriptor's path before the
-//! kernel sees it; a path that names one of the directories is left alone, and the
-//! descriptor it opens is marked so that listing it lists the program's descriptors.
+//! A path is resolved the way the kernel would walk it, as far as it goes through what this
+//! module knows: `.`, `..` and repeated slashes; the symbolic links `/dev/fd`,
+//! `/dev/stdin` (`stdout`, `stderr`), `/proc/self` and `/proc/thread-self`; the magic links
+//! `/proc/<pid>/cwd` and `root` (read from the tracee's /proc); and the descriptor entries
+//! `/proc/<pid>/fd/N`, `/proc/<pid>/task/<tid>/fd/N` and their `fdinfo` twins, whichever
+//! spelling reached them. A relative path is resolved from its directory descriptor's or the
+//! working directory's path (read from /proc) when one of its components could name a
+//! descriptor.
 //!
-//! Only the spellings above are recognised, after collapsing repeated slashes and `.`
-//! components; a path that reaches /proc/self/fd through `..` or another symbolic link is
-//! not (see docs/RUN.md).
+//! A path that reaches a descriptor entry of a traced task is rewritten to the entry of the
+//! real descriptor in the same task (`/proc/<task>/fd/<real>`, followed by the rest of the
+//! path, itself resolved from where the entry leads); a path that names one of the
+//! directories is reported so that the descriptor opened on it lists the program's
+//! descriptors. Any other path is left to the kernel as the program wrote it.
+//!
+//! What this does not see: a symbolic link the program made that points into `/proc` (see
+//! docs/RUN.md), and `..` after a symbolic link of the file system (resolved lexically).
 
-/// Whose descriptor table a path names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Whose {
-    /// `/proc/self`, `/dev/fd`: the calling process (its thread-group leader's table).
-    SelfProc,
-    /// `/proc/thread-self`: the calling thread's table.
-    ThreadSelf,
-    /// `/proc/<pid>`.
-    Pid(i32),
-    /// `/proc/<pid>/task/<tid>`.
-    Task(i32, i32),
+/// What the resolver needs from the supervisor.
+pub trait Lookup {
+    /// The calling task: (thread-group id, thread id).
+    fn ids(&self) -> (i32, i32);
+    /// Whether `id` is a traced task (whose descriptor table the library holds).
+    fn traced(&self, id: i32) -> bool;
+    /// The thread-group id of traced task `id`.
+    fn tgid_of(&self, id: i32) -> Option<i32>;
+    /// The real descriptor of descriptor `fd` in traced task `owner`'s table (a number that
+    /// is never open if `fd` is not installed).
+    fn real(&self, owner: i32, fd: u32) -> i32;
+    /// The target of a link under /proc, as the supervisor reads it (`/proc/<id>/cwd`,
+    /// `/proc/<id>/fd/<real>`).
+    fn readlink(&self, path: &str) -> Option<Vec<u8>>;
 }
 
-/// What a path names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Named<'a> {
-    /// Nothing this module knows.
-    Other,
-    /// Descriptor `fd` of `whose` (`info`: in `fdinfo`), followed by `rest` (`""` or
-    /// `"/..."`).
-    Fd {
-        /// Whose table.
-        whose: Whose,
-        /// `fdinfo` rather than `fd`.
-        info: bool,
-        /// The descriptor number.
-        fd: u32,
-        /// What follows the number.
-        rest: &'a [u8],
-    },
-    /// The directory `fd` (or `fdinfo`) of `whose`.
-    Dir {
-        /// Whose table.
-        whose: Whose,
-        /// `fdinfo` rather than `fd`.
-        info: bool,
-    },
+/// What a path turned out to name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Resolved {
+    /// The path the kernel gets instead of the program's (`None`: the program's own).
+    pub path: Option<Vec<u8>>,
+    /// It names the `fd` (or, `true`, `fdinfo`) directory of this traced task.
+    pub dir: Option<(i32, bool)>,
 }
 
-/// Collapses `//` and `/./`; keeps a trailing slash (it asks for a directory) and
-/// everything else.
-pub fn normalize(p: &[u8]) -> Vec<u8> {
-    let absolute = p.first() == Some(&b'/');
-    let trailing = p.len() > 1 && (p.ends_with(b"/") || p.ends_with(b"/."));
-    let mut out: Vec<u8> = Vec::with_capacity(p.len());
-    if absolute {
-        out.push(b'/');
-    }
-    for comp in p.split(|&b| b == b'/') {
-        if comp.is_empty() || comp == b"." {
-            continue;
-        }
-        if !out.is_empty() && *out.last().unwrap() != b'/' {
-            out.push(b'/');
-        }
-        out.extend_from_slice(comp);
-    }
-    if trailing && out.last() != Some(&b'/') {
-        out.push(b'/');
-    }
-    out
-}
+/// How many links are followed through their targets (the kernel's limit is 40).
+const MAX_DEPTH: usize = 8;
 
 /// A descriptor number as procfs's `name_to_int` accepts it: decimal digits, no leading
 /// zero, at most `u32::MAX`... and below `INT_MAX` in practice.
@@ -89,189 +62,412 @@ fn parse_pid(s: &[u8]) -> Option<i32> {
     parse_fd(s).and_then(|v| i32::try_from(v).ok())
 }
 
-/// What the (normalized) absolute path `p` names.
-pub fn classify(p: &[u8]) -> Named<'_> {
-    // The standard streams are symbolic links to /proc/self/fd/0..2.
-    let std = match p {
-        b"/dev/stdin" => Some(0),
-        b"/dev/stdout" => Some(1),
-        b"/dev/stderr" => Some(2),
-        _ => None,
-    };
-    if let Some(fd) = std {
-        return Named::Fd {
-            whose: Whose::SelfProc,
-            info: false,
-            fd,
-            rest: b"",
-        };
+/// Whether a relative path could reach a descriptor entry or directory, from some
+/// directory: one of its components is a number, `fd`, `fdinfo` or a standard stream's
+/// name. Only then is the directory it is relative to looked up.
+pub fn might_name(rel: &[u8]) -> bool {
+    rel.split(|&b| b == b'/').any(|c| {
+        (!c.is_empty() && c.iter().all(u8::is_ascii_digit))
+            || matches!(c, b"fd" | b"fdinfo" | b"stdin" | b"stdout" | b"stderr")
+    })
+}
+
+/// Whether an absolute path can be left alone without walking it: it does not start in
+/// `/proc` or `/dev` and has no `..` to get there.
+fn plainly_elsewhere(p: &[u8]) -> bool {
+    let mut comps = p
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".");
+    let first = comps.next();
+    !matches!(first, Some(b"proc" | b"dev" | b"..")) && !comps.any(|c| c == b"..")
+}
+
+fn components(p: &[u8]) -> Vec<Vec<u8>> {
+    p.split(|&b| b == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+/// Resolves `path` (see the module docs). `base` gives the absolute path of the directory a
+/// relative path starts from (asked only when needed); `follow`: the call follows a
+/// symbolic link in the last component (`open` without `O_NOFOLLOW`, `stat`; not
+/// `readlink`, `lstat`, `unlink`).
+pub fn resolve(
+    path: &[u8],
+    base: impl FnOnce() -> Option<Vec<u8>>,
+    follow: bool,
+    lk: &impl Lookup,
+) -> Resolved {
+    if path.is_empty() {
+        return Resolved::default();
     }
-    let (whose, tail) = if let Some(t) = p.strip_prefix(b"/dev/fd") {
-        // /dev/fd -> /proc/self/fd
-        return after_dir(Whose::SelfProc, false, t);
-    } else if let Some(t) = p.strip_prefix(b"/proc/self/") {
-        (Whose::SelfProc, t)
-    } else if let Some(t) = p.strip_prefix(b"/proc/thread-self/") {
-        (Whose::ThreadSelf, t)
-    } else if let Some(t) = p.strip_prefix(b"/proc/") {
-        let (pid, t) = split_first(t);
-        let Some(pid) = parse_pid(pid) else {
-            return Named::Other;
-        };
-        if let Some(t) = t.strip_prefix(b"task/") {
-            let (tid, t) = split_first(t);
-            match parse_pid(tid) {
-                Some(tid) => (Whose::Task(pid, tid), t),
-                None => return Named::Other,
-            }
-        } else {
-            (Whose::Pid(pid), t)
+    let (start, rebased) = if path[0] == b'/' {
+        if plainly_elsewhere(path) {
+            return Resolved::default();
         }
+        (Vec::new(), false)
     } else {
-        return Named::Other;
+        if !might_name(path) {
+            return Resolved::default();
+        }
+        match base() {
+            Some(b) if b.first() == Some(&b'/') => (components(&b), true),
+            _ => return Resolved::default(),
+        }
     };
-    if let Some(t) = tail.strip_prefix(b"fdinfo") {
-        after_dir(whose, true, t)
-    } else if let Some(t) = tail.strip_prefix(b"fd") {
-        after_dir(whose, false, t)
+    let comps: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+    walk(start, &comps, follow, lk, 0, rebased)
+}
+
+/// The task `/proc/<self>` stands for: the thread group's leader, or the caller if the
+/// leader is not traced any more.
+fn self_id(lk: &impl Lookup) -> i32 {
+    let (tgid, tid) = lk.ids();
+    if lk.traced(tgid) { tgid } else { tid }
+}
+
+fn num(v: i32) -> Vec<u8> {
+    v.to_string().into_bytes()
+}
+
+/// `/proc/<pid>/X...` or `/proc/<pid>/task/<tid>/X...`: the traced task whose table it is,
+/// and what follows (`X...`).
+fn proc_task<'a>(st: &'a [Vec<u8>], lk: &impl Lookup) -> Option<(i32, &'a [Vec<u8>])> {
+    if st.len() < 2 || st[0] != b"proc" {
+        return None;
+    }
+    let pid = parse_pid(&st[1])?;
+    if st.len() >= 4 && st[2] == b"task" {
+        let tid = parse_pid(&st[3])?;
+        // /proc/<pid>/task/<tid> exists only for a thread of pid.
+        (lk.traced(tid) && lk.tgid_of(tid) == Some(pid)).then_some((tid, &st[4..]))
     } else {
-        Named::Other
+        lk.traced(pid).then_some((pid, &st[2..]))
     }
 }
 
-/// `t` is what follows `.../fd` or `.../fdinfo`.
-fn after_dir(whose: Whose, info: bool, t: &[u8]) -> Named<'_> {
-    if t.is_empty() || t == b"/" {
-        return Named::Dir { whose, info };
-    }
-    let Some(t) = t.strip_prefix(b"/") else {
-        return Named::Other;
-    };
-    let (num, _) = split_first(t);
-    match parse_fd(num) {
-        Some(fd) => Named::Fd {
-            whose,
-            info,
-            fd,
-            rest: &t[num.len()..],
-        },
-        None => Named::Other,
-    }
-}
-
-/// Splits at the first `/`: (component, what follows the slash).
-fn split_first(t: &[u8]) -> (&[u8], &[u8]) {
-    match t.iter().position(|&b| b == b'/') {
-        Some(i) => (&t[..i], &t[i + 1..]),
-        None => (t, b""),
+/// Expands the symbolic links this module knows, when `st` ends at one.
+fn known_link(st: &[Vec<u8>], lk: &impl Lookup) -> Option<Vec<Vec<u8>>> {
+    let me = || num(self_id(lk));
+    let proc_ = || b"proc".to_vec();
+    match st {
+        [d, f] if d == b"dev" && f == b"fd" => Some(vec![proc_(), me(), b"fd".to_vec()]),
+        [d, s] if d == b"dev" && matches!(&s[..], b"stdin" | b"stdout" | b"stderr") => {
+            let n = match &s[..] {
+                b"stdin" => b"0",
+                b"stdout" => b"1",
+                _ => b"2",
+            };
+            Some(vec![proc_(), me(), b"fd".to_vec(), n.to_vec()])
+        }
+        [p, s] if p == b"proc" && s == b"self" => Some(vec![proc_(), me()]),
+        [p, s] if p == b"proc" && s == b"thread-self" => {
+            let (tgid, tid) = lk.ids();
+            Some(vec![proc_(), num(tgid), b"task".to_vec(), num(tid)])
+        }
+        _ => None,
     }
 }
 
-/// The path of descriptor `real` in the same table as `whose` names, followed by `rest`.
-pub fn real_path(whose: Whose, info: bool, real: i32, rest: &[u8]) -> Vec<u8> {
-    let dir = if info { "fdinfo" } else { "fd" };
-    let head = match whose {
-        Whose::SelfProc => format!("/proc/self/{dir}/{real}"),
-        Whose::ThreadSelf => format!("/proc/thread-self/{dir}/{real}"),
-        Whose::Pid(p) => format!("/proc/{p}/{dir}/{real}"),
-        Whose::Task(p, t) => format!("/proc/{p}/task/{t}/{dir}/{real}"),
-    };
-    let mut v = head.into_bytes();
-    v.extend_from_slice(rest);
-    v
+fn walk(
+    mut st: Vec<Vec<u8>>,
+    comps: &[&[u8]],
+    follow: bool,
+    lk: &impl Lookup,
+    depth: usize,
+    rewritten: bool,
+) -> Resolved {
+    let n = comps.len();
+    for i in 0..n {
+        let c = comps[i];
+        match c {
+            b"" | b"." => continue,
+            b".." => {
+                st.pop();
+                continue;
+            }
+            _ => st.push(c.to_vec()),
+        }
+        // A component followed by anything (a trailing slash included) is followed.
+        let follows = follow || i + 1 < n;
+        if follows && let Some(new) = known_link(&st, lk) {
+            st = new;
+        }
+        // The working directory and root magic links, read from the tracee's /proc.
+        if follows
+            && depth < MAX_DEPTH
+            && let Some((task, [what])) = proc_task(&st, lk)
+            && matches!(&what[..], b"cwd" | b"root")
+        {
+            let what = String::from_utf8_lossy(what);
+            match lk.readlink(&format!("/proc/{task}/{what}")) {
+                Some(t) if t.first() == Some(&b'/') => st = components(&t),
+                _ => return Resolved::default(),
+            }
+            continue;
+        }
+        // A descriptor entry: the real descriptor's, in the same task.
+        if let Some((owner, [dir, fd])) = proc_task(&st, lk)
+            && matches!(&dir[..], b"fd" | b"fdinfo")
+            && let Some(fd) = parse_fd(fd)
+        {
+            let info = dir == b"fdinfo";
+            let real = lk.real(owner, fd);
+            let dir = String::from_utf8_lossy(dir);
+            let head = format!("/proc/{owner}/{dir}/{real}");
+            let rest = &comps[i + 1..];
+            if !info
+                && depth < MAX_DEPTH
+                && rest.iter().any(|c| !c.is_empty() && *c != b".")
+                && let Some(t) = lk.readlink(&head)
+                && t.first() == Some(&b'/')
+            {
+                // The rest is walked from where the entry leads, in case it names another
+                // entry (`/proc/self/fd/<dir of /proc/self>/fd/3`).
+                let r = walk(components(&t), rest, follow, lk, depth + 1, true);
+                if r.path.is_some() {
+                    return r;
+                }
+            }
+            let mut p = head.into_bytes();
+            for c in rest {
+                p.push(b'/');
+                p.extend_from_slice(c);
+            }
+            return Resolved {
+                path: Some(p),
+                dir: None,
+            };
+        }
+    }
+    if let Some((owner, [dir])) = proc_task(&st, lk)
+        && matches!(&dir[..], b"fd" | b"fdinfo")
+    {
+        let info = dir == b"fdinfo";
+        let dir = String::from_utf8_lossy(dir);
+        return Resolved {
+            path: rewritten.then(|| format!("/proc/{owner}/{dir}").into_bytes()),
+            dir: Some((owner, info)),
+        };
+    }
+    Resolved::default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
-    fn fd(whose: Whose, info: bool, fd: u32, rest: &[u8]) -> Named<'_> {
-        Named::Fd {
-            whose,
-            info,
-            fd,
-            rest,
+    /// Process 100 (threads 100, 101), process 200 (thread 200); fd N is real N + 1000.
+    struct Fake {
+        me: (i32, i32),
+        links: HashMap<String, &'static str>,
+    }
+
+    impl Lookup for Fake {
+        fn ids(&self) -> (i32, i32) {
+            self.me
+        }
+        fn traced(&self, id: i32) -> bool {
+            matches!(id, 100 | 101 | 200)
+        }
+        fn tgid_of(&self, id: i32) -> Option<i32> {
+            match id {
+                100 | 101 => Some(100),
+                200 => Some(200),
+                _ => None,
+            }
+        }
+        fn real(&self, _owner: i32, fd: u32) -> i32 {
+            fd as i32 + 1000
+        }
+        fn readlink(&self, path: &str) -> Option<Vec<u8>> {
+            self.links.get(path).map(|t| t.as_bytes().to_vec())
+        }
+    }
+
+    fn fake() -> Fake {
+        let mut links = HashMap::new();
+        links.insert("/proc/101/cwd".to_string(), "/proc/100");
+        links.insert("/proc/100/cwd".to_string(), "/home/u");
+        links.insert("/proc/100/fd/1005".to_string(), "/proc/100");
+        links.insert("/proc/100/fd/1006".to_string(), "/tmp/dir");
+        links.insert("/proc/100/root".to_string(), "/");
+        Fake {
+            me: (100, 101),
+            links,
+        }
+    }
+
+    fn r(p: &str, follow: bool) -> Resolved {
+        r_from(p, None, follow)
+    }
+
+    fn r_from(p: &str, base: Option<&str>, follow: bool) -> Resolved {
+        resolve(
+            p.as_bytes(),
+            || base.map(|b| b.as_bytes().to_vec()),
+            follow,
+            &fake(),
+        )
+    }
+
+    fn to(p: &str) -> Resolved {
+        Resolved {
+            path: Some(p.as_bytes().to_vec()),
+            dir: None,
+        }
+    }
+
+    fn dir(owner: i32, info: bool, path: Option<&str>) -> Resolved {
+        Resolved {
+            path: path.map(|p| p.as_bytes().to_vec()),
+            dir: Some((owner, info)),
         }
     }
 
     #[test]
-    fn names() {
-        use Whose::*;
-        assert_eq!(classify(b"/dev/fd/63"), fd(SelfProc, false, 63, b""));
-        assert_eq!(
-            classify(b"/dev/fd/3/sub/x"),
-            fd(SelfProc, false, 3, b"/sub/x")
-        );
-        assert_eq!(classify(b"/dev/stderr"), fd(SelfProc, false, 2, b""));
-        assert_eq!(classify(b"/proc/self/fd/0"), fd(SelfProc, false, 0, b""));
-        assert_eq!(classify(b"/proc/self/fdinfo/7"), fd(SelfProc, true, 7, b""));
-        assert_eq!(
-            classify(b"/proc/thread-self/fd/1"),
-            fd(ThreadSelf, false, 1, b"")
-        );
-        assert_eq!(classify(b"/proc/42/fd/9"), fd(Pid(42), false, 9, b""));
-        assert_eq!(
-            classify(b"/proc/42/task/43/fd/9"),
-            fd(Task(42, 43), false, 9, b"")
-        );
-        assert_eq!(
-            classify(b"/dev/fd"),
-            Named::Dir {
-                whose: SelfProc,
-                info: false
-            }
-        );
-        assert_eq!(
-            classify(b"/proc/self/fd/"),
-            Named::Dir {
-                whose: SelfProc,
-                info: false
-            }
-        );
-        assert_eq!(
-            classify(b"/proc/7/fdinfo"),
-            Named::Dir {
-                whose: Pid(7),
-                info: true
-            }
-        );
-        for other in [
-            &b"/dev/fdx"[..],
-            b"/dev/null",
-            b"/proc/self/fd/03",
-            b"/proc/self/fd/x",
-            b"/proc/self/fds",
-            b"/proc/self/maps",
-            b"/proc/abc/fd/1",
-            b"/proc/self/fd/99999999999",
-            b"relative/fd/1",
-            b"/proc/self/fdinfo7",
+    fn every_spelling_of_a_descriptor_entry() {
+        for p in [
+            "/dev/fd/3",
+            "/proc/self/fd/3",
+            "//proc///self/./fd/3",
+            "/proc/100/fd/3",
+            "/proc/self/fd/../fd/3",
+            "/proc/thread-self/../../fd/3",
+            "/dev/../proc/self/fd/3",
+            "/proc/self/cwd/../../proc/100/fd/3",
+            "/proc/self/root/proc/self/fd/3",
+            "/proc/100/root/dev/fd/3",
         ] {
-            assert_eq!(
-                classify(other),
-                Named::Other,
-                "{}",
-                String::from_utf8_lossy(other)
-            );
+            assert_eq!(r(p, true), to("/proc/100/fd/1003"), "{p}");
         }
+        for p in [
+            "/proc/thread-self/fd/3",
+            "/proc/self/task/101/fd/3",
+            "/proc/100/task/101/fd/3",
+        ] {
+            assert_eq!(r(p, true), to("/proc/101/fd/1003"), "{p}");
+        }
+        assert_eq!(r("/proc/200/fd/7", true), to("/proc/200/fd/1007"));
+        assert_eq!(r("/proc/self/fdinfo/3", true), to("/proc/100/fdinfo/1003"));
+        assert_eq!(
+            r("/proc/thread-self/fdinfo/3", true),
+            to("/proc/101/fdinfo/1003")
+        );
+        // What follows an entry is kept as it is, unless it names another entry.
+        assert_eq!(r("/dev/fd/3/sub/x", true), to("/proc/100/fd/1003/sub/x"));
+        assert_eq!(r("/proc/self/fd/3/", true), to("/proc/100/fd/1003/"));
+        assert_eq!(
+            r("/proc/self/fd/6/x/..", true),
+            to("/proc/100/fd/1006/x/..")
+        );
+        // `..` after an entry is its target's parent, not the fd directory.
+        assert_eq!(
+            r("/proc/self/fd/4/../3", true),
+            to("/proc/100/fd/1004/../3")
+        );
+        assert_eq!(r("/proc/self/fd/5/fd/3", true), to("/proc/100/fd/1003"));
+        // The entries themselves, whether or not the call follows them.
+        assert_eq!(r("/proc/self/fd/3", false), to("/proc/100/fd/1003"));
     }
 
     #[test]
-    fn normalizes_and_rewrites() {
-        assert_eq!(normalize(b"//dev///fd/./3/"), b"/dev/fd/3/");
-        assert_eq!(normalize(b"/dev/fd/3/."), b"/dev/fd/3/");
-        assert_eq!(classify(b"/dev/fd/3/"), fd(Whose::SelfProc, false, 3, b"/"));
-        assert_eq!(normalize(b"/proc/self/./fd"), b"/proc/self/fd");
-        assert_eq!(normalize(b"a//b"), b"a/b");
-        assert_eq!(normalize(b"./a"), b"a");
-        assert_eq!(normalize(b"/"), b"/");
+    fn the_standard_streams_are_links_to_entries() {
+        assert_eq!(r("/dev/stdin", true), to("/proc/100/fd/1000"));
+        assert_eq!(r("/dev/stderr", true), to("/proc/100/fd/1002"));
+        assert_eq!(r("/dev/stdout/", false), to("/proc/100/fd/1001/"));
+        // readlink, lstat: the link itself, as the program wrote it.
+        assert_eq!(r("/dev/stdin", false), Resolved::default());
+        assert_eq!(r("/dev/fd", false), Resolved::default());
+        assert_eq!(r("/proc/self", false), Resolved::default());
+    }
+
+    #[test]
+    fn directories() {
+        for p in [
+            "/dev/fd",
+            "/proc/self/fd/",
+            "/proc/100/fd",
+            "/proc/self/fd/../fd",
+        ] {
+            assert_eq!(r(p, true), dir(100, false, None), "{p}");
+        }
+        for p in [
+            "/proc/thread-self/fd",
+            "/proc/self/task/101/fd",
+            "/proc/100/task/101/fd/",
+        ] {
+            assert_eq!(r(p, true), dir(101, false, None), "{p}");
+        }
+        assert_eq!(r("/proc/self/fdinfo", true), dir(100, true, None));
+        // Reached through an entry: the kernel needs the real path.
         assert_eq!(
-            real_path(Whose::SelfProc, false, 20003, b"/x"),
-            b"/proc/self/fd/20003/x"
+            r("/proc/self/fd/5/fd", true),
+            dir(100, false, Some("/proc/100/fd"))
+        );
+    }
+
+    #[test]
+    fn relative_paths_start_where_the_directory_is() {
+        assert_eq!(
+            r_from("fd/3", Some("/proc/100"), true),
+            to("/proc/100/fd/1003")
         );
         assert_eq!(
-            real_path(Whose::Task(5, 6), true, 7, b""),
-            b"/proc/5/task/6/fdinfo/7"
+            r_from("3", Some("/proc/200/fd"), true),
+            to("/proc/200/fd/1003")
         );
+        assert_eq!(
+            r_from("fd", Some("/proc/100"), true),
+            dir(100, false, Some("/proc/100/fd"))
+        );
+        assert_eq!(
+            r_from("../fd/3", Some("/proc/100/task"), true),
+            to("/proc/100/fd/1003")
+        );
+        assert_eq!(r_from("stdin", Some("/dev"), true), to("/proc/100/fd/1000"));
+        // Nothing that could name a descriptor: the directory is not even looked up.
+        let looked = std::cell::Cell::new(false);
+        let res = resolve(
+            b"src/main.rs",
+            || {
+                looked.set(true);
+                None
+            },
+            true,
+            &fake(),
+        );
+        assert_eq!(res, Resolved::default());
+        assert!(!looked.get());
+        assert_eq!(r_from("a/b", Some("/proc/100"), true), Resolved::default());
+        assert_eq!(r_from("3", Some("/home/u"), true), Resolved::default());
+    }
+
+    #[test]
+    fn everything_else_is_left_alone() {
+        for p in [
+            "/dev/fdx",
+            "/dev/null",
+            "/proc/self/fd/03",
+            "/proc/self/fd/x",
+            "/proc/self/fds",
+            "/proc/self/maps",
+            "/proc/abc/fd/1",
+            "/proc/300/fd/1",
+            "/proc/200/task/101/fd/1",
+            "/proc/self/fd/99999999999",
+            "/proc/self/fdinfo7",
+            "/usr/lib/x",
+            "/proc/self/exe",
+        ] {
+            assert_eq!(r(p, true), Resolved::default(), "{p}");
+        }
+        assert!(plainly_elsewhere(b"/usr/lib/x"));
+        assert!(!plainly_elsewhere(b"/usr/../proc/self/fd/3"));
+        assert!(!plainly_elsewhere(b"//proc/x"));
+        assert!(might_name(b"fd") && might_name(b"a/12/b") && might_name(b"stdin"));
+        assert!(!might_name(b"a/b1/c") && !might_name(b"") && !might_name(b"fdx"));
     }
 }

@@ -64,6 +64,14 @@ pub fn fd_target(tid: i32, real: i32) -> Option<String> {
         .map(|p| p.to_string_lossy().into_owned())
 }
 
+/// The target of a symbolic link (under /proc), as bytes.
+pub fn read_link(path: &str) -> Option<Vec<u8>> {
+    use std::os::unix::ffi::OsStringExt;
+    std::fs::read_link(path)
+        .ok()
+        .map(|p| p.into_os_string().into_vec())
+}
+
 /// A field of `/proc/tid/fdinfo/real` (`Pid:` of a pidfd).
 pub fn fdinfo_field(tid: i32, real: i32, field: &str) -> Option<String> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/fdinfo/{real}")).ok()?;

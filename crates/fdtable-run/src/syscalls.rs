@@ -326,6 +326,41 @@ pub fn kind_of(name: &str) -> Kind {
     }
 }
 
+/// Whether call `name` follows a symbolic link in the last component of its path argument
+/// `i` (`readlink`, `lstat`, `unlink`, an `O_NOFOLLOW` open do not; the `*at` calls as their
+/// flags say).
+pub fn follows_last(name: &str, args: &[u64; 6], i: usize) -> bool {
+    const AT_SYMLINK_NOFOLLOW: u64 = 0x100;
+    const AT_SYMLINK_FOLLOW: u64 = 0x400;
+    const O_NOFOLLOW: u64 = libc::O_NOFOLLOW as u64;
+    let unless = |a: usize, bit: u64| args[a] & bit == 0;
+    match name {
+        "readlink" | "readlinkat" | "lstat" | "lchown" | "lgetxattr" | "lsetxattr"
+        | "llistxattr" | "lremovexattr" | "unlink" | "unlinkat" | "rmdir" | "rename"
+        | "renameat" | "renameat2" | "link" | "symlink" | "symlinkat" | "mkdir" | "mkdirat"
+        | "mknod" | "mknodat" => false,
+        "newfstatat" | "utimensat" | "faccessat2" | "fchmodat2" => unless(3, AT_SYMLINK_NOFOLLOW),
+        "statx" | "getxattrat" | "setxattrat" | "listxattrat" | "removexattrat" | "open_tree"
+        | "open_tree_attr" | "mount_setattr" => unless(2, AT_SYMLINK_NOFOLLOW),
+        "fchownat" | "execveat" | "file_getattr" | "file_setattr" => unless(4, AT_SYMLINK_NOFOLLOW),
+        "name_to_handle_at" => !unless(4, AT_SYMLINK_FOLLOW),
+        "linkat" => i == 1 && !unless(4, AT_SYMLINK_FOLLOW),
+        // MOVE_MOUNT_F_SYMLINKS, MOVE_MOUNT_T_SYMLINKS.
+        "move_mount" => !unless(4, if i == 1 { 0x1 } else { 0x10 }),
+        // FSPICK_SYMLINK_NOFOLLOW.
+        "fspick" => unless(2, 0x2),
+        // IN_DONT_FOLLOW.
+        "inotify_add_watch" => unless(2, 0x0200_0000),
+        // FAN_MARK_DONT_FOLLOW.
+        "fanotify_mark" => unless(1, 0x4),
+        // UMOUNT_NOFOLLOW.
+        "umount2" => unless(1, 0x8),
+        "open" => unless(1, O_NOFOLLOW),
+        "openat" => unless(2, O_NOFOLLOW),
+        _ => true,
+    }
+}
+
 /// Calls whose numbers the kernel knows and that take or return no descriptor or path. Kept
 /// as an explicit list (checked by a test against [`NAMES`]) so that a call added to the
 /// table without a decision is noticed.

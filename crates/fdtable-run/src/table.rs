@@ -9,7 +9,7 @@
 
 use fdtable::FileLike;
 use std::rc::Rc;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 /// An open file description, as the library's table refers to it. The kernel holds the real
 /// one; this records what the supervisor must know about it.
@@ -19,6 +19,10 @@ pub struct Desc {
     pub kind: DescKind,
     /// The position of an emulated directory listing (`getdents64` on a [`DescKind::FdDir`]).
     pub pos: Mutex<i64>,
+    /// For a [`DescKind::Plain`] description: whether its real file turned out to be a
+    /// descriptor directory of a traced task (reached through a path the supervisor did not
+    /// recognise), found at its first listing.
+    pub listed: OnceLock<Option<DescKind>>,
 }
 
 /// The kinds of description the supervisor treats differently.
@@ -42,6 +46,7 @@ impl Desc {
         Desc {
             kind,
             pos: Mutex::new(0),
+            listed: OnceLock::new(),
         }
     }
 }

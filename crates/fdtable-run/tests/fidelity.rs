@@ -140,3 +140,70 @@ fn inside_the_supervisor_the_limit_is_the_programs_own() {
     );
     assert_eq!(r.stdout, "(8, 8) 5 Too many open files\n");
 }
+
+#[test]
+fn every_spelling_of_a_descriptor_path_is_the_programs() {
+    if !have("python3") {
+        return;
+    }
+    // /proc/self, /proc/<pid>, /proc/thread-self, /proc/self/task/<tid>, /proc/<pid>/task/<tid>,
+    // /dev/fd, `..`, `//`, /proc/self/root, directory descriptors of /proc/self and of an fd
+    // directory, a working directory in /proc/self and in its fd directory, fdinfo, a second
+    // thread: listings, reads, writes, readlink, stat, lstat, missing numbers.
+    let r = same(
+        "proc-paths",
+        &["python3", "proc_paths.py"],
+        &[],
+        copy("proc_paths.py"),
+    );
+    assert!(
+        r.stdout
+            .contains("list /proc/self/task/TID/fd ['0', '1', '2', '3', '4']"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("read /proc/self/task/TID/../../fd/3 contents of data"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("written through /proc/thread-self/fd/1"));
+    // With placeholders below the private range (a soft limit below the hard one).
+    same_in(
+        "proc-paths-placeholders",
+        Some("ulimit -Sn 256 && exec \"$@\""),
+        &["python3", "proc_paths.py"],
+        &[],
+        copy("proc_paths.py"),
+    );
+}
+
+#[test]
+fn the_standard_stream_links_read_as_links() {
+    if !have("python3") {
+        return;
+    }
+    // readlink /dev/stdin gives the link's text; opening it opens the program's fd 0.
+    let r = same(
+        "std-links",
+        &["sh", "-c", "sh std_links.sh < in.txt"],
+        &[],
+        |d| {
+            copy("std_links.sh")(d);
+            std::fs::write(d.join("in.txt"), "input line\n").unwrap();
+        },
+    );
+    assert!(
+        r.stdout.starts_with(
+            "/proc/self/fd/0\n/proc/self/fd/1\n/proc/self/fd/2\n/dev/stdin -> /proc/self/fd/0\n"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("\ninput line\nto stdout\n"),
+        "{}",
+        r.stdout
+    );
+}
