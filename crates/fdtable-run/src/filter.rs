@@ -6,7 +6,8 @@
 //! Since Linux 5.11 the kernel caches, per call number, a filter result that depends on the
 //! number alone: the allowed calls then cost nothing at all. A few calls are traced only for
 //! some argument values (mmap of a file, RLIMIT_NOFILE, `PR_SET_MM`, `P_PIDFD`,
-//! `CLONE_FILES`); those few run the filter each time.
+//! `CLONE_FILES`, a dynamic clock's id, `KEYCTL_WATCH_KEY`); those few run the filter each
+//! time.
 //!
 //! Calls from a foreign ABI (the i386 `int 0x80` entry of a 64-bit process) get ENOSYS from
 //! the filter itself: their numbers mean other calls, and a tracer stop could not tell them
@@ -23,6 +24,7 @@ const BPF_JGT_K: u16 = 0x25;
 const BPF_JGE_K: u16 = 0x35;
 const BPF_JSET_K: u16 = 0x45;
 const BPF_RET_K: u16 = 0x06;
+const BPF_ALU_AND_K: u16 = 0x54;
 
 /// `AUDIT_ARCH_X86_64`.
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
@@ -62,6 +64,8 @@ pub enum ArgTest {
     Clear(u32),
     /// Traced when the argument has one of these bits.
     Set(u32),
+    /// Traced when the argument's bits under the mask (first) equal the value (second).
+    Masked(u32, u32),
 }
 
 /// The calls traced only for some argument values: (number, argument, test).
@@ -102,7 +106,17 @@ pub const CONDITIONAL: &[(u32, u32, ArgTest)] = &[
         0,
         ArgTest::Set(libc::CLONE_FILES as u32),
     ),
+    // A dynamic clock (FD_TO_CLOCKID: negative, low bits CLOCKFD) names a descriptor.
+    (libc::SYS_clock_gettime as u32, 0, CLOCK_FD),
+    (libc::SYS_clock_settime as u32, 0, CLOCK_FD),
+    (libc::SYS_clock_getres as u32, 0, CLOCK_FD),
+    (libc::SYS_clock_adjtime as u32, 0, CLOCK_FD),
+    // keyctl(KEYCTL_WATCH_KEY, key, watch_queue_fd, id).
+    (libc::SYS_keyctl as u32, 0, ArgTest::Eq(32)),
 ];
+
+/// A clock id that carries a descriptor: sign bit set, low three bits 3.
+const CLOCK_FD: ArgTest = ArgTest::Masked(0x8000_0007, 0x8000_0003);
 
 /// Whether the filter lets call `nr` run untraced whatever its arguments.
 pub fn always_allowed(nr: u64) -> bool {
@@ -122,13 +136,18 @@ pub fn program() -> Vec<Insn> {
         stmt(BPF_RET_K, RET_TRACE),
     ];
     for &(nr, arg, test) in CONDITIONAL {
-        // jeq nr ? block : skip; block: load the argument, test it, return.
-        p.push(jump(BPF_JEQ_K, nr, 0, 4));
+        // jeq nr ? block : skip; block: load the argument, (mask it,) test it, return.
+        let masked = matches!(test, ArgTest::Masked(..));
+        p.push(jump(BPF_JEQ_K, nr, 0, if masked { 5 } else { 4 }));
         p.push(stmt(BPF_LD_W_ABS, arg_lo(arg)));
         let (code, k, trace_if_true) = match test {
             ArgTest::Eq(v) => (BPF_JEQ_K, v, true),
             ArgTest::Set(m) => (BPF_JSET_K, m, true),
             ArgTest::Clear(m) => (BPF_JSET_K, m, false),
+            ArgTest::Masked(m, v) => {
+                p.push(stmt(BPF_ALU_AND_K, m));
+                (BPF_JEQ_K, v, true)
+            }
         };
         // jt -> first return, jf -> second.
         p.push(jump(code, k, 0, 1));
@@ -188,6 +207,10 @@ pub fn evaluate(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
                 continue;
             }
             BPF_RET_K => return i.k,
+            BPF_ALU_AND_K => {
+                a &= i.k;
+                continue;
+            }
             BPF_JEQ_K => a == i.k,
             BPF_JGT_K => a > i.k,
             BPF_JGE_K => a >= i.k,
@@ -277,5 +300,27 @@ mod tests {
         assert_eq!(ev(libc::SYS_waitid, [0, 5, 0, 4, 0, 0]), RET_ALLOW);
         assert_eq!(ev(libc::SYS_prctl, [35, 13, 3, 0, 0, 0]), RET_TRACE);
         assert_eq!(ev(libc::SYS_prctl, [15, 0, 0, 0, 0, 0]), RET_ALLOW);
+        // Clock ids: a dynamic clock's (FD_TO_CLOCKID) is traced, the others not.
+        let clock = |id: i32| id as u32 as u64;
+        for nr in [
+            libc::SYS_clock_gettime,
+            libc::SYS_clock_settime,
+            libc::SYS_clock_getres,
+            libc::SYS_clock_adjtime,
+        ] {
+            for fd in [0, 3, 1000, crate::syscalls::CLOCK_FD_MAX] {
+                let id = crate::syscalls::fd_clock(fd);
+                assert_eq!(ev(nr, [clock(id), 0, 0, 0, 0, 0]), RET_TRACE, "{nr} {fd}");
+            }
+            for id in [0, 1, 7, 11, ((!42) << 3) | 2, ((!42) << 3) | 6, -1] {
+                assert_eq!(ev(nr, [clock(id), 0, 0, 0, 0, 0]), RET_ALLOW, "{nr} {id}");
+            }
+        }
+        assert_eq!(
+            ev(libc::SYS_clock_nanosleep, [clock(-29), 0, 0, 0, 0, 0]),
+            RET_ALLOW
+        );
+        assert_eq!(ev(libc::SYS_keyctl, [32, 0, 3, 1, 0, 0]), RET_TRACE);
+        assert_eq!(ev(libc::SYS_keyctl, [0, 0, 0, 0, 0, 0]), RET_ALLOW);
     }
 }

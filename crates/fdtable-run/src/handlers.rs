@@ -830,6 +830,46 @@ impl Supervisor {
                 if args[0] == libc::PR_SET_MM as u64 && args[1] == 13 {
                     return self.plain(tid, nr, args, &[(2, Arg::Fd)], scr);
                 }
+                // PR_SET_MM, PR_SET_MM_MAP, struct prctl_mm_map (104 bytes; anything else is
+                // EINVAL), whose u32 exe_fd at 100 is a descriptor unless it is -1.
+                if args[0] == libc::PR_SET_MM as u64
+                    && args[1] == 14
+                    && args[3] == 104
+                    && let Some(mut map) = mem::read(pid, args[2], 104)
+                {
+                    let exe = mem::get_u32(&map, 100);
+                    if exe != u32::MAX {
+                        mem::put_u32(&mut map, 100, self.tr_fd(tid, exe as u64) as u32);
+                        let at = scr.alloc(104)?;
+                        if mem::write(pid, at, &map) {
+                            return Ok(run(edits_of(&[(2, at)]), Then::Restore));
+                        }
+                    }
+                }
+                Ok(Decision::Pass)
+            }
+            S::ClockFd => {
+                let Some(fd) = syscalls::clock_fd(args[0] as u32 as i32) else {
+                    return Ok(Decision::Pass);
+                };
+                // A number that names nothing becomes the largest a clock id can carry,
+                // never open: the kernel answers EINVAL, as it does for the program's.
+                let real = self.tr_fd(tid, fd as u64) as i32;
+                let real = match u32::try_from(real) {
+                    Ok(r) if r <= syscalls::CLOCK_FD_MAX => r,
+                    _ => syscalls::CLOCK_FD_MAX,
+                };
+                let id = syscalls::fd_clock(real);
+                if id == args[0] as u32 as i32 {
+                    return Ok(Decision::Pass);
+                }
+                Ok(run(edits_of(&[(0, id as i64 as u64)]), Then::Restore))
+            }
+            S::Keyctl => {
+                // KEYCTL_WATCH_KEY(key, watch_queue_fd, watch_id).
+                if args[0] == 32 {
+                    return self.plain(tid, nr, args, &[(2, Arg::Fd)], scr);
+                }
                 Ok(Decision::Pass)
             }
             S::Waitid => {

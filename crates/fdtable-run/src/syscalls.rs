@@ -95,6 +95,8 @@ pub enum Special {
     Fsconfig,
     Seccomp,
     MountRequest,
+    ClockFd,
+    Keyctl,
 }
 
 /// What the supervisor does with a call.
@@ -297,6 +299,12 @@ pub fn kind_of(name: &str) -> Kind {
         "fsconfig" => Special(S::Fsconfig),
         "seccomp" => Special(S::Seccomp),
         "statmount" | "listmount" => Special(S::MountRequest),
+        // A dynamic clock's id carries a descriptor (FD_TO_CLOCKID, /dev/ptp*); the filter
+        // traces only such ids. clock_nanosleep and timer_create answer EOPNOTSUPP to a
+        // dynamic clock before looking at its descriptor: they stay plain.
+        "clock_gettime" | "clock_settime" | "clock_getres" | "clock_adjtime" => Special(S::ClockFd),
+        // KEYCTL_WATCH_KEY's watch queue descriptor; the filter traces only that command.
+        "keyctl" => Special(S::Keyctl),
         // Refused: what cannot be virtualised.
         "io_uring_setup" | "io_uring_enter" | "io_uring_register" => Refuse {
             errno: libc::ENOSYS,
@@ -324,6 +332,21 @@ pub fn kind_of(name: &str) -> Kind {
         | "security" | "tuxcall" | "vserver" | "_sysctl" | "lookup_dcookie" => Allow,
         _ => Allow,
     }
+}
+
+/// The descriptor a dynamic clock id names (`CLOCKID_TO_FD`): a negative id whose low three
+/// bits are `CLOCKFD` (3). Other negative ids are CPU clocks of a process or thread, which
+/// carry a pid.
+pub fn clock_fd(id: i32) -> Option<u32> {
+    (id < 0 && id & 7 == 3).then_some(!(id >> 3) as u32)
+}
+
+/// The largest descriptor a clock id can carry (28 bits).
+pub const CLOCK_FD_MAX: u32 = (1 << 28) - 1;
+
+/// The clock id of descriptor `fd` (`FD_TO_CLOCKID`), for `fd <= CLOCK_FD_MAX`.
+pub fn fd_clock(fd: u32) -> i32 {
+    ((!fd) << 3 | 3) as i32
 }
 
 /// Whether call `name` follows a symbolic link in the last component of its path argument
@@ -379,10 +402,10 @@ const PLAIN: &str = "
     gettid time futex sched_setaffinity sched_getaffinity set_thread_area io_destroy
     io_getevents io_cancel get_thread_area remap_file_pages set_tid_address
     restart_syscall semtimedop timer_create timer_settime timer_gettime timer_getoverrun
-    timer_delete clock_settime clock_gettime clock_getres clock_nanosleep exit_group tgkill
-    mbind set_mempolicy get_mempolicy mq_unlink kexec_load add_key request_key keyctl
+    timer_delete clock_nanosleep exit_group tgkill
+    mbind set_mempolicy get_mempolicy mq_unlink kexec_load add_key request_key
     ioprio_set ioprio_get migrate_pages set_robust_list get_robust_list move_pages
-    getcpu rt_tgsigqueueinfo clock_adjtime sched_setattr sched_getattr getrandom
+    getcpu rt_tgsigqueueinfo sched_setattr sched_getattr getrandom
     membarrier mlock2 pkey_mprotect pkey_alloc pkey_free io_pgetevents rseq uretprobe
     uprobe process_vm_readv process_vm_writev futex_waitv set_mempolicy_home_node
     map_shadow_stack futex_wake futex_wait futex_requeue lsm_get_self_attr umask
@@ -844,6 +867,30 @@ mod tests {
         assert_eq!(name(469), Some("file_setattr"));
         assert_eq!(kind(470), Kind::Unknown);
         assert_eq!(kind(400), Kind::Unknown);
+    }
+
+    #[test]
+    fn dynamic_clock_ids_carry_descriptors() {
+        // FD_TO_CLOCKID(fd) = ((~fd) << 3) | CLOCKFD.
+        for fd in [0u32, 1, 3, 5, 1000, 65535, CLOCK_FD_MAX] {
+            let id = fd_clock(fd);
+            assert!(id < 0, "{fd}");
+            assert_eq!(id, ((!(fd as i32)) << 3) | 3);
+            assert_eq!(clock_fd(id), Some(fd), "{fd}");
+        }
+        assert_eq!(fd_clock(3), -29);
+        // CLOCK_MONOTONIC and friends, CPU clocks of a process (MAKE_PROCESS_CPUCLOCK) or a
+        // thread (CPUCLOCK_PERTHREAD_MASK), and the invalid low bits 7: no descriptor.
+        for id in [0, 1, 4, 7, 11] {
+            assert_eq!(clock_fd(id), None, "{id}");
+        }
+        for pid in [1, 42, 4_000_000] {
+            for which in [0, 1, 2, 4, 5, 6, 7] {
+                assert_eq!(clock_fd(((!pid) << 3) | which), None, "{pid} {which}");
+            }
+        }
+        assert_eq!(clock_fd(-1), None);
+        assert_eq!(clock_fd(i32::MIN | 3), Some(CLOCK_FD_MAX));
     }
 
     #[test]

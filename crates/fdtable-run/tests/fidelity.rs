@@ -207,3 +207,31 @@ fn the_standard_stream_links_read_as_links() {
         r.stdout
     );
 }
+
+#[test]
+fn clock_ids_and_keyctl_carry_translated_descriptors() {
+    if !have("python3") {
+        return;
+    }
+    // Dynamic clock ids (FD_TO_CLOCKID) of a file, of a closed number and of stdin in the
+    // clock_* calls, ordinary and CPU clocks, keyctl(KEYCTL_WATCH_KEY): the kernel's errnos
+    // (this kernel has no PTP device and no watch queues), with and without placeholders.
+    let r = same(
+        "clock-keyctl",
+        &["python3", "clock_keyctl.py"],
+        &[],
+        copy("clock_keyctl.py"),
+    );
+    assert!(
+        r.stdout.contains("monotonic ok\nown cpu clock ok\n"),
+        "{}",
+        r.stdout
+    );
+    same_in(
+        "clock-keyctl-placeholders",
+        Some("ulimit -Sn 256 && exec \"$@\""),
+        &["python3", "clock_keyctl.py"],
+        &[],
+        copy("clock_keyctl.py"),
+    );
+}
