@@ -79,7 +79,7 @@ pub fn parse_ret(s: &str) -> Result<Ret, LineError> {
     let rest = rest.trim_start();
     if v < 0 {
         let name = rest.split([' ', '(']).next().unwrap_or("");
-        if let Some(e) = Errno::from_name(name).or_else(|| errno_by_name(name)) {
+        if let Some(e) = Errno::from_name(name) {
             return Ok(Ret::Err(e));
         }
         // `E??? (errno 530)` or a name we do not know.
@@ -93,116 +93,6 @@ pub fn parse_ret(s: &str) -> Result<Ret, LineError> {
         }));
     }
     Ok(Ret::Val(v))
-}
-
-/// Linux errno names the library's [`Errno`] does not name (so that the replay can tell
-/// which errno a call answered: whether it comes before or after a descriptor lookup).
-fn errno_by_name(name: &str) -> Option<Errno> {
-    macro_rules! table {
-        ($($n:ident),* $(,)?) => { &[$((stringify!($n), libc::$n)),*] };
-    }
-    const NAMES: &[(&str, i32)] = table![
-        ESRCH,
-        ENOEXEC,
-        ECHILD,
-        ENOTBLK,
-        EXDEV,
-        EMLINK,
-        EDOM,
-        E2BIG,
-        EDEADLK,
-        ENOLCK,
-        ENOMSG,
-        EIDRM,
-        ENOSTR,
-        ENODATA,
-        ETIME,
-        ENOSR,
-        ENOLINK,
-        EPROTO,
-        EBADMSG,
-        EBADFD,
-        EDESTADDRREQ,
-        EMSGSIZE,
-        EPROTOTYPE,
-        ENOPROTOOPT,
-        ESOCKTNOSUPPORT,
-        EPFNOSUPPORT,
-        EADDRINUSE,
-        EADDRNOTAVAIL,
-        ENETDOWN,
-        ENETUNREACH,
-        ENETRESET,
-        ECONNABORTED,
-        ENOBUFS,
-        EISCONN,
-        ESHUTDOWN,
-        ETOOMANYREFS,
-        ETIMEDOUT,
-        EHOSTDOWN,
-        EHOSTUNREACH,
-        EALREADY,
-        EINPROGRESS,
-        ESTALE,
-        EDQUOT,
-        ECANCELED,
-        EOWNERDEAD,
-        ENOTRECOVERABLE,
-        ERFKILL,
-        EHWPOISON,
-        ENOMEDIUM,
-        EMEDIUMTYPE,
-        ENOKEY,
-        EKEYEXPIRED,
-        EKEYREVOKED,
-        EKEYREJECTED,
-        EILSEQ,
-        EUSERS,
-        ENOTUNIQ,
-        EREMCHG,
-        EREMOTEIO,
-        ENOTSUP,
-        EWOULDBLOCK,
-        EDEADLOCK,
-        ECHRNG,
-        EL2NSYNC,
-        EL3HLT,
-        EL3RST,
-        ELNRNG,
-        EUNATCH,
-        ENOCSI,
-        EL2HLT,
-        EBADE,
-        EBADR,
-        EXFULL,
-        ENOANO,
-        EBADRQC,
-        EBADSLT,
-        EBFONT,
-        ENONET,
-        ENOPKG,
-        EREMOTE,
-        EADV,
-        ESRMNT,
-        ECOMM,
-        EMULTIHOP,
-        EDOTDOT,
-        ELIBACC,
-        ELIBBAD,
-        ELIBSCN,
-        ELIBMAX,
-        ELIBEXEC,
-        ERESTART,
-        ESTRPIPE,
-        EUCLEAN,
-        ENOTNAM,
-        ENAVAIL,
-        EISNAM,
-    ];
-    NAMES
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, v)| Errno::new(v))
 }
 
 #[cfg(test)]
