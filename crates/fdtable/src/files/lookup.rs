@@ -181,7 +181,9 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// `fdget` when this handle has not (yet) seen itself alone: the table may be shared.
     /// The lock-free lookup of [`Files::fget`], inlined, with every path but the common one
     /// out of line, so that the common one returns its own `Fd` (whose put is known to be on
-    /// this handle's record) rather than joining the others.
+    /// this handle's record) rather than joining the others. (This repeats `fget_inner` on
+    /// purpose: sharing one generic body, with the `Fd` built after the slow paths' calls,
+    /// measured 43 instructions instead of 35.)
     #[inline(always)]
     fn fdget_slow(&self, fd: u32) -> Option<Fd<'_, F>> {
         // One load of the handle's table pointer: the section's store below could otherwise
