@@ -23,6 +23,9 @@ enum Command {
     Record(fdtable_replay::cli::RecordArgs),
     /// Run a command with fdtable as the descriptor table of every process it starts.
     Run(fdtable_run::cli::RunArgs),
+    /// Run a WASI preview 1 program (wasm32-wasip1) on wasmtime with fdtable as its
+    /// descriptor table.
+    Wasi(fdtable_wasi::cli::WasiArgs),
 }
 
 fn main() {
@@ -32,6 +35,7 @@ fn main() {
         Command::Replay(a) => fdtable_replay::cli::replay(a),
         Command::Record(a) => fdtable_replay::cli::record(a),
         Command::Run(a) => fdtable_run::cli::run(a),
+        Command::Wasi(a) => fdtable_wasi::cli::wasi(a),
     };
     std::process::exit(code);
 }
