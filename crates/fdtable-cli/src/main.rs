@@ -31,7 +31,10 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Bench(a) => fdtable_bench::cli::bench(a),
+        Command::Bench(a) => {
+            fdtable_wasi_bench::register();
+            fdtable_bench::cli::bench(a)
+        }
         Command::Replay(a) => fdtable_replay::cli::replay(a),
         Command::Record(a) => fdtable_replay::cli::record(a),
         Command::Run(a) => fdtable_run::cli::run(a),
