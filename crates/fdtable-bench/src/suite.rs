@@ -148,10 +148,11 @@ pub struct Workload {
     pub finish: fn(&mut [Row]),
 }
 
-/// Workloads defined by other crates and the implementations they measure, added by the
-/// binary before a run ([`register`]).
-static EXTRA: std::sync::OnceLock<(fn() -> Vec<Workload>, &'static [&'static str])> =
-    std::sync::OnceLock::new();
+/// Workloads defined by another crate, and the implementations they measure.
+type Extra = (fn() -> Vec<Workload>, &'static [&'static str]);
+
+/// What the binary registered before a run ([`register`]).
+static EXTRA: std::sync::OnceLock<Extra> = std::sync::OnceLock::new();
 
 /// Adds workloads defined outside this crate (the WASI hosts' comparison, whose engine this
 /// crate does not depend on) after this crate's own, with the implementations they measure.
