@@ -306,13 +306,15 @@ fn wasmtime_guest(engine: &Engine, module: &Module, dir: &Path) -> Result<Box<dy
     instantiate(engine, module, &linker, ctx)
 }
 
+/// A row's setup: prepares the guest, returns the loop's name and leading arguments.
+type Setup = fn(&mut Guest) -> Result<(&'static str, Vec<i32>), String>;
+
 /// One row: what it runs, per host.
 struct Row {
     variant: &'static str,
     fds: usize,
     note: &'static str,
-    /// Sets the guest up; returns the loop's name and leading arguments.
-    setup: fn(&mut Guest) -> Result<(&'static str, Vec<i32>), String>,
+    setup: Setup,
 }
 
 const ROWS: &[Row] = &[
