@@ -289,7 +289,10 @@ fn fdtable_guest(engine: &Engine, module: &Module, dir: &Path) -> Result<Box<dyn
         .build()
         .map_err(|e| e.to_string())?;
     let linker = fdtable_wasi::run::linker(engine).map_err(|e| e.to_string())?;
-    instantiate(engine, module, &linker, ctx)
+    let mut store = Store::new(engine, ctx);
+    let instance =
+        fdtable_wasi::run::instantiate(&linker, module, &mut store).map_err(|e| e.to_string())?;
+    Ok(Box::new(On { store, instance }))
 }
 
 fn wasmtime_guest(engine: &Engine, module: &Module, dir: &Path) -> Result<Box<dyn Runner>, String> {

@@ -3,7 +3,7 @@
 
 use crate::ctx::WasiCtx;
 use crate::host::{ExitCode, add_to_linker};
-use wasmtime::{Engine, Linker, Module, Store};
+use wasmtime::{Engine, Instance, Linker, Module, Store};
 
 /// How a run ended.
 #[derive(Debug)]
@@ -56,14 +56,27 @@ pub fn linker(engine: &Engine) -> Result<Linker<WasiCtx>, LoadError> {
     Ok(linker)
 }
 
+/// Instantiates `module` in `store` and attaches the instance's exported memory to the store's
+/// context, so that host calls find it without looking the export up by name each time (a
+/// context serves one instance; an instance made otherwise still works, its calls looking the
+/// export up).
+pub fn instantiate(
+    linker: &Linker<WasiCtx>,
+    module: &Module,
+    store: &mut Store<WasiCtx>,
+) -> Result<Instance, LoadError> {
+    let instance = linker
+        .instantiate(&mut *store, module)
+        .map_err(LoadError::Module)?;
+    store.data_mut().memory = instance.get_memory(&mut *store, "memory");
+    Ok(instance)
+}
+
 /// Instantiates `module` with `ctx` and runs its `_start` (a command) or `_initialize` (a
 /// reactor) to completion.
 pub fn run(linker: &Linker<WasiCtx>, module: &Module, ctx: WasiCtx) -> Result<Outcome, LoadError> {
     let mut store = Store::new(module.engine(), ctx);
-    let instance = linker
-        .instantiate(&mut store, module)
-        .map_err(LoadError::Module)?;
-    store.data_mut().memory = instance.get_memory(&mut store, "memory");
+    let instance = instantiate(linker, module, &mut store)?;
     let entry = ["_start", "_initialize"]
         .into_iter()
         .find_map(|name| instance.get_func(&mut store, name));
