@@ -297,8 +297,8 @@ fn fdtable_guest(engine: &Engine, module: &Module, dir: &Path) -> Result<Box<dyn
 
 fn wasmtime_guest(engine: &Engine, module: &Module, dir: &Path) -> Result<Box<dyn Runner>, String> {
     let mut b = wasmtime_wasi::WasiCtxBuilder::new();
-    // As `wasmtime run` configures it for a synchronous embedding: file operations run on the
-    // calling thread. (The default hands each one to a Tokio blocking thread and waits: 10 to
+    // Its best configuration for a synchronous embedding: file operations run on the calling
+    // thread. (The default hands each one to a Tokio blocking thread and waits for it: 10 to
     // 20 µs more per call.)
     b.allow_blocking_current_thread(true);
     b.preopened_dir(dir, "/", wasmtime_wasi::FsPerms::ReadWrite)
