@@ -78,15 +78,9 @@ pub(super) fn fd_read(
     Ok(())
 }
 
-#[cfg(unix)]
 fn read_host_stdin(buf: &mut [u8]) -> std::io::Result<usize> {
     // Unbuffered: std's Stdin would read ahead into a buffer the guest never sees.
     Ok(rustix::io::read(std::io::stdin(), buf)?)
-}
-
-#[cfg(not(unix))]
-fn read_host_stdin(buf: &mut [u8]) -> std::io::Result<usize> {
-    std::io::stdin().read(buf)
 }
 
 pub(super) fn fd_write(
@@ -165,26 +159,12 @@ fn gather_write(
     }
 }
 
-#[cfg(unix)]
 fn write_host_stdio(kind: StdioKind, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
     // Unbuffered, straight to the host's fd 1 or 2: the guest does its own buffering.
     Ok(match kind {
         StdioKind::Err => rustix::io::writev(std::io::stderr(), bufs)?,
         _ => rustix::io::writev(std::io::stdout(), bufs)?,
     })
-}
-
-#[cfg(not(unix))]
-fn write_host_stdio(kind: StdioKind, bufs: &[IoSlice<'_>]) -> std::io::Result<usize> {
-    match kind {
-        StdioKind::Err => std::io::stderr().write_vectored(bufs),
-        _ => {
-            let mut out = std::io::stdout().lock();
-            let n = out.write_vectored(bufs)?;
-            out.flush()?;
-            Ok(n)
-        }
-    }
 }
 
 pub(super) fn fd_pread(
@@ -248,24 +228,12 @@ pub(super) fn fd_pwrite(
     Ok(())
 }
 
-#[cfg(unix)]
 fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(f, buf, at)
 }
 
-#[cfg(unix)]
 fn write_at(f: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<usize> {
     std::os::unix::fs::FileExt::write_at(f, buf, at)
-}
-
-#[cfg(windows)]
-fn read_at(f: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(f, buf, at)
-}
-
-#[cfg(windows)]
-fn write_at(f: &std::fs::File, buf: &[u8], at: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_write(f, buf, at)
 }
 
 pub(super) fn fd_seek(
@@ -400,17 +368,11 @@ pub(super) fn fd_fdstat_set_flags(
     Ok(())
 }
 
-#[cfg(unix)]
 pub(super) fn set_append(f: &std::fs::File, on: bool) -> std::io::Result<()> {
     use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
     let mut fl = fcntl_getfl(f)?;
     fl.set(OFlags::APPEND, on);
     Ok(fcntl_setfl(f, fl)?)
-}
-
-#[cfg(not(unix))]
-pub(super) fn set_append(_: &std::fs::File, _: bool) -> std::io::Result<()> {
-    Err(std::io::ErrorKind::Unsupported.into())
 }
 
 pub(super) fn fd_fdstat_set_rights(
@@ -561,14 +523,8 @@ pub(super) fn fd_sync(ctx: &mut WasiCtx, _mem: &mut GuestMemory<'_>, fd: u32) ->
     }
 }
 
-#[cfg(unix)]
 fn sync_dir(d: &cap_std::fs::Dir) -> CallResult {
     rustix::fs::fsync(d).map_err(|e| std::io::Error::from(e).into())
-}
-
-#[cfg(not(unix))]
-fn sync_dir(_: &cap_std::fs::Dir) -> CallResult {
-    Ok(())
 }
 
 pub(super) fn fd_readdir(

@@ -9,13 +9,14 @@ fn write_strings(mem: &mut GuestMemory<'_>, strings: &[String], ptrs: u32, buf: 
     let (count, size) = sizes(strings)?;
     mem.check(ptrs, count.checked_mul(4).ok_or(WasiErrno::Overflow)?, 4)?;
     mem.slice(buf, size)?;
+    // Both ranges were checked, so every address below is inside memory (and below 2^32).
     let mut at = buf;
     for (i, s) in strings.iter().enumerate() {
         mem.write_u32(ptrs + 4 * i as u32, at)?;
         mem.write_bytes(at, s.as_bytes())?;
-        at += s.len() as u32;
-        mem.write_u8(at, 0)?;
-        at += 1;
+        let nul = at + s.len() as u32;
+        mem.write_u8(nul, 0)?;
+        at = nul.wrapping_add(1);
     }
     Ok(())
 }
@@ -73,7 +74,6 @@ pub(super) fn environ_sizes_get(
 }
 
 /// The host clock behind a WASI clock id (`Inval` for an unknown one).
-#[cfg(unix)]
 pub(crate) fn host_clock(id: u32) -> CallResult<rustix::time::ClockId> {
     use rustix::time::ClockId;
     Ok(match id {
@@ -86,7 +86,6 @@ pub(crate) fn host_clock(id: u32) -> CallResult<rustix::time::ClockId> {
 }
 
 /// Nanoseconds of a timespec (0 for a negative one).
-#[cfg(unix)]
 pub(crate) fn ts_ns(ts: rustix::time::Timespec) -> u64 {
     u64::try_from(ts.tv_sec)
         .unwrap_or(0)
@@ -95,12 +94,10 @@ pub(crate) fn ts_ns(ts: rustix::time::Timespec) -> u64 {
 }
 
 /// The time of clock `id`, in nanoseconds.
-#[cfg(unix)]
 pub(crate) fn now(id: u32) -> CallResult<u64> {
     Ok(ts_ns(rustix::time::clock_gettime(host_clock(id)?)))
 }
 
-#[cfg(unix)]
 pub(super) fn clock_res_get(
     _ctx: &mut WasiCtx,
     mem: &mut GuestMemory<'_>,
@@ -113,7 +110,6 @@ pub(super) fn clock_res_get(
     Ok(())
 }
 
-#[cfg(unix)]
 pub(super) fn clock_time_get(
     _ctx: &mut WasiCtx,
     mem: &mut GuestMemory<'_>,

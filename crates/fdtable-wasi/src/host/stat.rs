@@ -77,7 +77,6 @@ fn filestat(m: &Metadata) -> Filestat {
 
 /// The type of the host's standard stream: a terminal is a character device, a redirected
 /// file a regular file, a pipe or socket `Unknown` (WASI has no FIFO type).
-#[cfg(unix)]
 pub(crate) fn stdio_filetype(kind: StdioKind) -> Filetype {
     use rustix::fs::FileType as T;
     let st = match kind {
@@ -91,11 +90,6 @@ pub(crate) fn stdio_filetype(kind: StdioKind) -> Filetype {
         Ok(T::BlockDevice) => Filetype::BlockDevice,
         _ => Filetype::Unknown,
     }
-}
-
-#[cfg(not(unix))]
-pub(crate) fn stdio_filetype(_: StdioKind) -> Filetype {
-    Filetype::CharacterDevice
 }
 
 pub(super) fn fd_filestat_get(
@@ -255,8 +249,9 @@ pub(crate) fn readdir(
     buf_len: u32,
     cookie: u64,
 ) -> CallResult<u32> {
-    let mut at = buf;
-    let end = buf + buf_len; // checked by the caller
+    // u64: a buffer may end at the 4 GiB end of a 32-bit memory.
+    let mut at = u64::from(buf);
+    let end = at + u64::from(buf_len);
     let mut put = |mem: &mut GuestMemory<'_>,
                    next: u64,
                    ino: u64,
@@ -271,8 +266,8 @@ pub(crate) fn readdir(
         for part in [&d[..], name] {
             let room = (end - at) as usize;
             let k = part.len().min(room);
-            mem.write_bytes(at, &part[..k])?;
-            at += k as u32;
+            mem.write_bytes(at as u32, &part[..k])?;
+            at += k as u64;
             if at == end {
                 return Ok(false);
             }
@@ -306,5 +301,5 @@ pub(crate) fn readdir(
         }
         index += 1;
     }
-    Ok(at - buf)
+    Ok((at - u64::from(buf)) as u32)
 }
