@@ -216,7 +216,7 @@ fn instantiate<T: 'static>(
 }
 
 impl Guest {
-    /// The guest on `host`, in a fresh directory holding "f", "dir/" with [`DIR_ENTRIES`]
+    /// The guest on `host`, in a fresh directory holding "f", "dir/" with 16
     /// files, nothing named "missing".
     pub fn new(host: Host) -> Result<Guest, String> {
         let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
