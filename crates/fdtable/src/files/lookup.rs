@@ -157,6 +157,61 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.fdget_slow(fd)
     }
 
+    /// `fdget` together with the fd's payload, as one snapshot: the payload is the one that
+    /// was installed with (or last set on) *this* file at `fd`, never another fd's or another
+    /// installation's. Use it for a rights check before an operation: a payload read with
+    /// [`fd_payload`](Files::fd_payload) and a file looked up with [`fdget`](Files::fdget)
+    /// in two calls can pair one file with another fd's rights on a shared table, when a
+    /// `dup2` or [`renumber`](Files::renumber) lands between them.
+    ///
+    /// If this handle is the table's only user, this is the light lookup: no lock, no atomic
+    /// read-modify-write, and a plain copy of the payload. On a shared table the file and its
+    /// payload are read under the table lock (the lock the writers of both hold), with a
+    /// counted reference, as [`fget_with_payload`](Files::fget_with_payload).
+    ///
+    /// ```
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// const READ: u64 = 1 << 1;
+    /// let mut files: Files<F, u64> = Files::new();
+    /// let fd = files.install_with(FileRef::new(F), 0, READ, 1024).unwrap();
+    /// let (file, rights) = files.fdget_with_payload(fd).unwrap();
+    /// assert_eq!(rights & READ, READ);
+    /// drop(file);
+    /// assert!(files.fdget_with_payload(fd + 1).is_none());
+    /// ```
+    ///
+    /// Returns `None` for a free or reserved fd (callers answer `EBADF`).
+    #[inline(always)]
+    pub fn fdget_with_payload(&self, fd: u32) -> Option<(Fd<'_, F>, P)> {
+        let arr = self.light.get();
+        if !arr.is_null() {
+            // SAFETY: as in `light_lookup`: the cached array is current while this handle is
+            // the table's only user, and only this handle (borrowed now) could retire it.
+            let arr = unsafe { TableRef::new(arr) };
+            let slot = arr.slot(fd as usize)?;
+            // ORDERING: Relaxed; as in `light_lookup`.
+            let p = NonNull::new(slot.load(Ordering::Relaxed))?;
+            // SAFETY: `fd` is below `max_fds` and installed (its slot holds a file), so its
+            // payload is initialised; with one user, the payload writers all run on this
+            // thread, none of them now.
+            let payload = unsafe { arr.payload_of(fd as usize) };
+            // SAFETY: as in `fdget`: the slot keeps the file alive for the borrow of `self`.
+            return Some((unsafe { Fd::borrowed(p) }, payload));
+        }
+        self.fdget_with_payload_shared(fd)
+    }
+
+    /// [`Files::fdget_with_payload`] on a table that may be shared: both under the lock.
+    #[inline(never)]
+    fn fdget_with_payload_shared(&self, fd: u32) -> Option<(Fd<'_, F>, P)> {
+        let (file, payload) = self.fget_with_payload(fd).ok()?;
+        // SAFETY: the reference `fget_with_payload` took is handed over to the `Fd`, whose put
+        // takes the general path.
+        let fd = unsafe { Fd::owned(FileRef::into_inner(file), crate::rcu::PutWindow::GENERAL) };
+        Some((fd, payload))
+    }
+
     /// The light path of every lookup: `None` if this handle may not be the table's only user;
     /// otherwise the file at `fd`, if any, which stays installed while `self` is borrowed
     /// (every call that could remove it takes `&mut self`).
