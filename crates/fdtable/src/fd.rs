@@ -281,11 +281,14 @@ impl<F: ?Sized> Deref for RcuFd<'_, F> {
 impl<F: ?Sized> Drop for RcuFd<'_, F> {
     #[inline(always)]
     fn drop(&mut self) {
-        match core::mem::replace(&mut self.mode, ModeWord::new(Mode::Light)).get() {
-            Mode::Light => {}
-            Mode::Section(token) => crate::rcu::borrow_end(token),
+        // A section first, tested alone (one comparison on the path that matters most).
+        if self.mode.is_section() {
+            if let Mode::Section(token) = self.mode.get() {
+                crate::rcu::borrow_end(token);
+            }
+        } else if let Mode::Counted = self.mode.get() {
             // SAFETY: the reference `counted` took over.
-            Mode::Counted => drop(unsafe { FileRef::from_inner(self.ptr) }),
+            drop(unsafe { FileRef::from_inner(self.ptr) });
         }
     }
 }

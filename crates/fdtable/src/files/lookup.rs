@@ -494,6 +494,13 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         let Some(token) = rcu::borrow_begin() else {
             return self.fdget_rcu_slow(fd);
         };
+        self.fdget_rcu_in(fd, token)
+    }
+
+    /// The lookup of [`Files::fdget_rcu`] on a shared table, inside the borrow section
+    /// `token`, which the result ends (or which is ended here).
+    #[inline(always)]
+    fn fdget_rcu_in(&self, fd: u32, token: rcu::BorrowToken) -> Option<RcuFd<'_, F>> {
         let hot = &self.fs().hot;
         // ORDERING: Acquire; as in `fget_inner`.
         let arr_ptr = hot.fdt.load(Ordering::Acquire);
@@ -568,9 +575,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.fdget_rcu(fd)
     }
 
-    /// `fdget_rcu` when this thread cannot begin a borrow section cheaply (its first, or it
-    /// can have no RCU record): becomes light if the handle is alone now, else registers the
-    /// thread and lends a counted reference this time.
+    /// `fdget_rcu` when this thread cannot begin a borrow section on the fast path (it is
+    /// inside another borrow, or has no RCU record yet): becomes light if the handle is alone
+    /// now; else begins the section the slow way (nested, or registering the thread), or, if
+    /// the thread can have no record, lends a counted reference.
     #[cold]
     #[inline(never)]
     fn fdget_rcu_slow(&self, fd: u32) -> Option<RcuFd<'_, F>> {
@@ -580,7 +588,9 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             self.light.set(self.fs().hot.fdt.load(Ordering::Relaxed));
             return self.fdget_rcu(fd);
         }
-        rcu::borrow_register();
-        self.fget(fd).map(RcuFd::counted)
+        match rcu::borrow_begin_slow() {
+            Some(token) => self.fdget_rcu_in(fd, token),
+            None => self.fget(fd).map(RcuFd::counted),
+        }
     }
 }

@@ -223,8 +223,9 @@ impl BorrowToken {
 }
 
 /// Begins a borrow section: a read-side section that may last across a whole operation on a
-/// lent file, on this thread (sections nest). `None` if it cannot be begun cheaply now (the
-/// thread has no RCU record yet): call [`borrow_register`] and retry, or take a reference.
+/// lent file, on this thread (sections nest, and end in any order). `None` if it cannot be
+/// begun on the fast path now (the thread is inside another borrow section, or has no RCU
+/// record yet): call [`borrow_begin_slow`].
 #[inline(always)]
 pub(crate) fn borrow_begin() -> Option<BorrowToken> {
     #[cfg(all(feature = "std", not(loom)))]
@@ -258,11 +259,19 @@ pub(crate) fn borrow_end(t: BorrowToken) {
     }
 }
 
-/// Gives this thread what [`borrow_begin`] needs, if it can have it.
+/// Begins a borrow section where [`borrow_begin`] could not (the thread is inside another
+/// borrow section, or has no RCU record yet: it gets one if it can). `None` if no section can
+/// be had (take a reference instead).
 #[cold]
-pub(crate) fn borrow_register() {
+pub(crate) fn borrow_begin_slow() -> Option<BorrowToken> {
     #[cfg(all(feature = "std", not(loom)))]
-    epoch::ensure_registered();
+    {
+        epoch::borrow_begin_slow().map(|rec| BorrowToken { rec })
+    }
+    #[cfg(not(all(feature = "std", not(loom))))]
+    {
+        borrow_begin()
+    }
 }
 
 /// Waits until every borrow section that had begun when it was called has ended (the
