@@ -43,10 +43,14 @@ impl Task {
         arg: usize,
         mem: &mut dyn UserMemory,
     ) -> Result<i64, Errno> {
-        self.with_file(fd, |f, _| match self.fd_ioctl(fd, cmd) {
-            Some(r) => r,
-            None => file_ioctl(f, cmd, arg, mem),
-        })
+        self.with_file(
+            fd,
+            #[inline(always)]
+            |f, _| match self.fd_ioctl(fd, cmd) {
+                Some(r) => r,
+                None => file_ioctl(f, cmd, arg, mem),
+            },
+        )
     }
 
     /// `compat_ioctl(fd, cmd, arg)` for a 32-bit guest: the generic commands with the

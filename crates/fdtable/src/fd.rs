@@ -149,7 +149,14 @@ impl ModeWord {
         ModeWord(match m {
             Mode::Light => Self::LIGHT,
             Mode::Counted => Self::COUNTED,
-            Mode::Section(t) => t.into_raw(),
+            Mode::Section(t) => {
+                let r = t.into_raw();
+                // SAFETY: a record's address (aligned, never 0 or 1). Said here, where the
+                // mode is made, so that the tests of it in `is_section` and in the drop fold
+                // away where the compiler sees both.
+                unsafe { core::hint::assert_unchecked(r > Self::COUNTED) };
+                r
+            }
         })
     }
 
@@ -259,6 +266,15 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     pub fn file_count(&self) -> usize {
         // SAFETY: alive for as long as `self`.
         unsafe { self.ptr.as_ref() }.count()
+    }
+
+    /// Whether someone else may be using the file at the same time: `file_count(file) > 1`,
+    /// what `fdget_pos` asks before it locks the position. Always for a file lent in a
+    /// section, whose holders are not counted.
+    #[inline(always)]
+    pub fn shared_file(&self) -> bool {
+        // SAFETY: alive for as long as `self`.
+        self.mode.is_section() || !unsafe { self.ptr.as_ref() }.has_one_ref()
     }
 
     /// Whether this holds an RCU section (the table is shared) rather than a light borrow or

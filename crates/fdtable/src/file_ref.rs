@@ -607,6 +607,13 @@ impl<F: ?Sized> FileInner<F> {
         }
     }
 
+    /// Whether the count is one right now (racy by nature, as `file_count(file) == 1`).
+    #[inline(always)]
+    pub(crate) fn has_one_ref(&self) -> bool {
+        // ORDERING: Relaxed; an instantaneous reading, as `file_count` is.
+        self.refcnt.load(Ordering::Relaxed) == ONEREF
+    }
+
     /// `file_count`: the number of references, racy by nature.
     pub(crate) fn count(&self) -> usize {
         // ORDERING: Relaxed; an instantaneous, racy reading, as `file_count` is.

@@ -251,3 +251,22 @@ fn cases() -> Vec<Case> {
     }
     v
 }
+
+/// The generic ioctl path of `fdtable bench --instructions` (see [`crate::instructions`]):
+/// `FIONREAD` on a pipe (a file that is never lent) on a shared table; sets up, then hands a
+/// loop of `n` calls to `run`. (Here rather than beside the other paths, so that the setup's
+/// code does not change how the compiler treats theirs.)
+pub fn instructions(path: &str, n: u64, run: fn(u64, &mut dyn FnMut(u64))) -> Result<(), String> {
+    debug_assert_eq!(path, "ioctl-generic");
+    let Setup { main, per, cmd } = setup(Kind::Generic, 1)?;
+    let (task, fd) = per.into_iter().next().ok_or("no thread")?;
+    let mut raw = [0u8; 8];
+    let mut mem = LinearMemory::new(ARG, &mut raw);
+    run(n, &mut |k| {
+        for _ in 0..k {
+            black_box(task.ioctl(black_box(fd), cmd, ARG, &mut mem)).expect("ioctl");
+        }
+    });
+    drop(main);
+    Ok(())
+}

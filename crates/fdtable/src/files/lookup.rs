@@ -497,6 +497,69 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.fdget_rcu_in(fd, token)
     }
 
+    /// [`fdget_rcu`](Files::fdget_rcu) around `f`: runs `f` on the file at `fd` (`None` for a
+    /// free or reserved fd: answer `EBADF`) and ends the borrow. The same lookup, but a light
+    /// borrow (unshared table), a file lent in a section (shared table) and the rest reach
+    /// `f` on paths of their own, so on the first two the compiler knows what it holds:
+    /// nothing to test to end it, and `f`'s own tests of it ([`RcuFd::is_rcu`],
+    /// [`RcuFd::shared_file`]) fold away. For a syscall layer's hot paths: `f` is inlined on
+    /// each path (mark a large closure `#[inline(always)]`).
+    ///
+    /// ```
+    /// # use fdtable::{Errno, Files, FileRef, FileLike};
+    /// # struct F(u64); impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F(7)), 0, 1024).unwrap();
+    /// let read = |fd| files.with_fdget_rcu(fd, |f| f.map(|f| f.0).ok_or(Errno::EBADF));
+    /// assert_eq!(read(fd), Ok(7));
+    /// assert_eq!(read(fd + 1), Err(Errno::EBADF));
+    /// ```
+    #[inline(always)]
+    pub fn with_fdget_rcu<R>(&self, fd: u32, f: impl FnOnce(Option<&RcuFd<'_, F>>) -> R) -> R {
+        if let Some(p) = self.light_lookup(fd) {
+            return match p {
+                // SAFETY: as in `fdget`: the slot holds the file for the borrow of `self`.
+                Some(p) => f(Some(&unsafe { RcuFd::light(p) })),
+                None => f(None),
+            };
+        }
+        let b = match rcu::borrow_begin() {
+            None => self.fdget_rcu_slow(fd),
+            Some(token) => {
+                let hot = &self.fs().hot;
+                // ORDERING: Acquire; as in `fget_inner`.
+                let arr_ptr = hot.fdt.load(Ordering::Acquire);
+                // SAFETY: as in `fget_inner`: we are in a section.
+                let arr = unsafe { TableRef::new(arr_ptr) };
+                if let Some(slot) = arr.slot(fd as usize)
+                    // ORDERING: Acquire; as in `fget_inner`.
+                    && let Some(p) = NonNull::new(slot.load(Ordering::Acquire))
+                {
+                    // SAFETY: read from a slot inside the section, which keeps the header
+                    // alive.
+                    if unsafe { p.as_ref() }.lendable() {
+                        // SAFETY: as in `fdget_rcu_in`.
+                        return f(Some(&unsafe { RcuFd::in_section(p, token) }));
+                    }
+                    // A file that is not lent (yet): a counted reference, as `fget`.
+                    // SAFETY: `p` was read from `slot` in the section `token`.
+                    unsafe { self.fdget_rcu_unlent(fd, slot, p, token) }
+                } else {
+                    // Past the table, or an empty slot (perhaps of a retired array).
+                    self.fdget_rcu_in_cold(fd, token)
+                }
+            }
+        };
+        f(b.as_ref())
+    }
+
+    /// [`Files::fdget_rcu_in`], out of line: for the rare paths of [`Files::with_fdget_rcu`].
+    #[cold]
+    #[inline(never)]
+    fn fdget_rcu_in_cold(&self, fd: u32, token: rcu::BorrowToken) -> Option<RcuFd<'_, F>> {
+        self.fdget_rcu_in(fd, token)
+    }
+
     /// The lookup of [`Files::fdget_rcu`] on a shared table, inside the borrow section
     /// `token`, which the result ends (or which is ended here).
     #[inline(always)]
@@ -537,7 +600,6 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// # Safety
     ///
     /// `p` was read from `slot` inside the borrow section `token`, still open.
-    #[cold]
     #[inline(never)]
     unsafe fn fdget_rcu_unlent(
         &self,

@@ -625,9 +625,11 @@ pub(super) fn borrow_begin() -> Option<NonNull<Record>> {
     let r = BORROW.with(|c| c.get());
     // SAFETY: a registered record of this thread (alive forever) or the sentinel (static).
     let rec = unsafe { &*r };
-    // ORDERING: Relaxed; only this thread writes its record's `borrow` (nobody writes the
-    // sentinel's).
-    if rec.borrow.load(Ordering::Relaxed) != 0 {
+    // A plain read: only this thread writes its record's `borrow` (nobody writes the
+    // sentinel's), so it races with no write — other threads only read it — and the compiler
+    // may fold it into the comparison.
+    // SAFETY: as said; the pointer is valid and aligned.
+    if unsafe { *rec.borrow.as_ptr() } != 0 {
         return None;
     }
     // ORDERING: as in `begin_lookup_on`.
