@@ -65,7 +65,7 @@ impl Task {
         match cmd {
             F_DUPFD | F_DUPFD_CLOEXEC => self
                 .files
-                .dupfd(fdu, argi, cmd == F_DUPFD_CLOEXEC, self.nofile())
+                .fcntl_dupfd(fdu, arg, cmd == F_DUPFD_CLOEXEC, self.nofile())
                 .map(i64::from),
             F_DUPFD_QUERY => self.files.dupfd_query(fdu, argi).map(i64::from),
             F_CREATED_QUERY => Ok(i64::from(f.f_mode() & FMODE_CREATED != 0)),
