@@ -44,6 +44,10 @@ pub mod files;
 pub mod file;
 // Descriptors.
 pub mod fd;
+// Per-fd payloads.
+pub mod payload;
+// Owned reservations.
+pub mod reservation;
 // I/O.
 pub mod io;
 
@@ -54,4 +58,6 @@ pub use fd::*;
 pub use file::*;
 pub use files::*;
 pub use io::*;
+pub use payload::*;
+pub use reservation::*;
 pub use version::*;
