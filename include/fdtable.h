@@ -148,6 +148,9 @@
  *   another thread while the table's handles are used elsewhere (one thread at a time for
  *   the reservation itself).
  * - fdt_set_nr_open is process-wide and may be called at any time.
+ * - ThreadSanitizer cannot see the synchronisation of an uninstrumented library and reports
+ *   false races in programs that use it from several threads: link the library `make tsan`
+ *   builds instead (docs/C-ABI.md, "ThreadSanitizer").
  *
  * CONSTANTS
  *
