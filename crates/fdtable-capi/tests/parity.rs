@@ -408,11 +408,8 @@ fn an_owned_reservation_installs_from_another_thread() {
         "the table counts as shared"
     );
     // SAFETY: a live handle.
-    assert_eq!(
-        unsafe { fdt_close(h.0, fd) },
-        e(libc::EBADF),
-        "reserved, not open"
-    );
+    let closed = unsafe { fdt_close(h.0, fd) };
+    assert_eq!(closed, e(libc::EBADF), "reserved, not open");
     struct Send(*mut fdt_reservation, *mut fdt_file);
     // SAFETY: the reservation and the reference move to the other thread, which alone uses
     // them.
@@ -430,10 +427,8 @@ fn an_owned_reservation_installs_from_another_thread() {
     assert_eq!(h.lookup(fd).map(|l| (l.0, l.1)), Ok((1, 0x77)));
     assert_eq!(h.lookup(fd), Ok((1, 0x77, false)), "alone again: light");
     // SAFETY: a live handle.
-    assert_eq!(
-        unsafe { fdt_fcntl(h.0, fd, FDT_F_GETFD, 0) },
-        FDT_FD_CLOEXEC
-    );
+    let getfd = unsafe { fdt_fcntl(h.0, fd, FDT_F_GETFD, 0) };
+    assert_eq!(getfd, FDT_FD_CLOEXEC);
 }
 
 #[test]
