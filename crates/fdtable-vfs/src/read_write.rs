@@ -8,7 +8,7 @@ use crate::file::File;
 use crate::ops::Kstat;
 use crate::task::Task;
 use crate::uapi::*;
-use fdtable::Errno;
+use fdtable::{Errno, FdPayload};
 use std::io::{IoSlice, IoSliceMut};
 
 /// `rw_verify_area`: `EINVAL` for a negative position or one where `pos + count` overflows.
@@ -106,7 +106,7 @@ pub fn vfs_writev(
     file.ops().writev(file, bufs, pos)
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// Runs `op` with the file at `fd` and its position as `ksys_read` does: `fdget_pos`
     /// (locking `f_pos` only if the file is shared), a local copy of the position, written
     /// back if `op` succeeded. Stream files get no position.

@@ -295,9 +295,11 @@ fn renumber_onto_needs_an_installed_target() {
     );
     // From a free number: EBADF.
     assert_eq!(files.renumber_onto(9, b, NOFILE), Err(Errno::EBADF));
-    // Onto a reservation: EBUSY, as renumber.
+    // Onto a reservation: EBADF (not an open descriptor), where renumber says EBUSY.
     let r = files.alloc_fd(0, NOFILE, 0).unwrap();
-    assert_eq!(files.renumber_onto(a, r, NOFILE), Err(Errno::EBUSY));
+    assert_eq!(files.renumber_onto(a, r, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.fd_state(r), FdState::Reserved);
+    assert_eq!(files.renumber(a, r, NOFILE), Err(Errno::EBUSY));
     files.put_unused_fd(r);
     // Onto an installed fd: the move, with renumber's results.
     assert_eq!(files.renumber_onto(a, b, NOFILE), Ok(b));
@@ -311,6 +313,68 @@ fn renumber_onto_needs_an_installed_target() {
     assert_eq!(files.renumber_onto(a, a, NOFILE), Err(Errno::EBADF));
     drop(files);
     assert_eq!(c.released(), 2);
+}
+
+/// WASI preview 1's `fd_renumber(from, to)` as a host builds it on `renumber_onto`: both fds
+/// must be open, else `Badf` (wasmtime's preview 1 checks `to` first). Here a `path_open` is in
+/// flight on another thread, holding the fd it will return as an owned reservation: to the
+/// guest that number is not open yet, so renumbering onto it is `Badf` and changes nothing,
+/// and the open completes afterwards as if nothing had happened.
+#[test]
+fn wasi_fd_renumber_onto_a_pending_open_is_badf() {
+    const FD_READ: u64 = 1 << 1;
+    const FD_WRITE: u64 = 1 << 6;
+    let c = Counters::default();
+    let mut files: Files<Probe, u64> = Files::new();
+    // stdin, stdout, stderr, a preopened directory.
+    for id in 0..4 {
+        files.install_with(c.file(id), 0, FD_READ, NOFILE).unwrap();
+    }
+    let from = files.install_with(c.file(4), 0, FD_READ, NOFILE).unwrap();
+    let open = files.reserve_owned(0, NOFILE).unwrap();
+    let to = open.fd();
+    assert_eq!((from, to), (4, 5));
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let c2 = c.clone();
+    let opener = std::thread::spawn(move || {
+        wait.recv().unwrap();
+        open.install_with(c2.file(5), FD_WRITE)
+    });
+
+    assert_eq!(files.renumber_onto(from, to, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.fd_state(from), FdState::Installed { cloexec: false });
+    assert_eq!(files.fd_state(to), FdState::Reserved);
+    assert_eq!(files.fd_payload(from), Ok(FD_READ));
+    // A free number and a number past the table are not open either.
+    assert_eq!(files.renumber_onto(from, 6, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.renumber_onto(from, 900, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.fd_state(6), FdState::Free);
+    // dup2's rule, `renumber`, says EBUSY for the reservation, as Linux's dup2 does.
+    assert_eq!(files.renumber(from, to, NOFILE), Err(Errno::EBUSY));
+    assert_eq!((c.flushed(), c.released()), (0, 0));
+
+    // The open completes with its own rights, then the renumber replaces it.
+    go.send(()).unwrap();
+    assert_eq!(opener.join().unwrap(), to);
+    assert_eq!(files.fd_payload(to), Ok(FD_WRITE));
+    assert_eq!(files.renumber_onto(from, to, NOFILE), Ok(to));
+    assert_eq!(files.fd_state(from), FdState::Free);
+    assert_eq!(
+        files.fd_payload(to),
+        Ok(FD_READ),
+        "the rights move with the file"
+    );
+    assert_eq!(files.fdget(to).map(|f| f.id), Some(4));
+    assert_eq!(
+        (c.flushed(), c.released()),
+        (1, 1),
+        "the opened file was closed"
+    );
+    // fd_renumber(fd, fd) on an open fd changes nothing; on a closed one it is Badf.
+    assert_eq!(files.renumber_onto(to, to, NOFILE), Ok(to));
+    assert_eq!(files.renumber_onto(from, from, NOFILE), Err(Errno::EBADF));
+    drop(files);
+    assert_eq!(c.released(), 6);
 }
 
 #[test]

@@ -28,7 +28,7 @@ use fdtable_vfs::read_write::{vfs_read, vfs_write};
 use fdtable_vfs::workloads::{Dd, bench_task};
 use fdtable_vfs::{File, Task};
 use std::hint::black_box;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// `dd`.
 pub const DD: Workload = Workload {
@@ -184,16 +184,10 @@ fn floor_case(shared: bool) -> Case {
     )
 }
 
-/// `/dev/zero` and a memfd, opened in the calling process.
+/// `/dev/zero` and a memfd (a temporary file off Linux), opened in the calling process.
 fn kernel_files() -> Result<(OwnedFd, OwnedFd), String> {
     let zero = kernel::open("/dev/zero", libc::O_RDONLY)?;
-    // SAFETY: a NUL-terminated name; memfd_create returns a new fd or -1.
-    let fd = unsafe { libc::memfd_create(c"dd.out".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(kernel::syscall_error("memfd_create"));
-    }
-    // SAFETY: a new fd nothing else owns.
-    Ok((zero, unsafe { OwnedFd::from_raw_fd(fd) }))
+    Ok((zero, kernel::anon_file(c"dd.out")?))
 }
 
 #[inline(always)]
