@@ -266,7 +266,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     sys::ignore_forwarded();
     sys::raise_nofile();
     let me = std::process::id() as i32;
-    type Handover = (OwnedFd, std::sync::Arc<std::sync::Mutex<State>>);
+    type Handover = (OwnedFd, std::sync::Arc<sup::Shared>);
     let (tx, rx) = std::sync::mpsc::channel::<Handover>();
     let (tid_tx, tid_rx) = std::sync::mpsc::channel::<i32>();
     let notifier = std::thread::Builder::new()
@@ -301,7 +301,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     }
     let mut cs = std::fs::File::from(cs);
     let state = State::new(cfg, child, vec![me, ntid, waiter]);
-    let state = std::sync::Arc::new(std::sync::Mutex::new(state));
+    let state = std::sync::Arc::new(sup::Shared::new(state));
     let mut failed = None;
     match sys::read_message(&mut cs) {
         Some(sys::Message::Listener(n)) => {
@@ -337,9 +337,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     if let Some((step, errno)) = failed {
         let _ = writeln!(ws.get_mut(), "failed {step} {errno}");
     }
-    let stats: Stats = state
-        .lock()
-        .map_or_else(|e| e.into_inner().stats.clone(), |s| s.stats.clone());
+    let stats: Stats = state.lock().stats.clone();
     let v = serde_json::json!({
         "notifications": stats.notifications,
         "continued": stats.continued,

@@ -1,6 +1,5 @@
 //! Reading the program's memory (`process_vm_readv`), for what is shown and never for what is
-//! decided: the paths in `--track-fds` reports, and a `UFFDIO_API` request (whose effect the
-//! kernel's table is then checked for).
+//! decided: the paths in `--track-fds` reports.
 //!
 //! A read that faults returns `None`.
 
@@ -48,7 +47,53 @@ pub fn read_cstr(pid: Pid, addr: u64, max: usize) -> Option<Vec<u8>> {
     None
 }
 
-/// Reads a little-endian `u64`.
-pub fn read_u64(pid: Pid, addr: u64) -> Option<u64> {
-    read(pid, addr, 8).map(|b| u64::from_le_bytes(b[..8].try_into().unwrap_or([0; 8])))
+type Request = (i32, u64, usize);
+type Answer = Option<Vec<u8>>;
+
+struct Reader {
+    tx: std::sync::mpsc::Sender<Request>,
+    rx: std::sync::mpsc::Receiver<Answer>,
+}
+
+static READER: std::sync::Mutex<Option<Reader>> = std::sync::Mutex::new(None);
+
+fn reader() -> Option<Reader> {
+    let (tx, rq) = std::sync::mpsc::channel::<Request>();
+    let (ta, rx) = std::sync::mpsc::channel::<Answer>();
+    std::thread::Builder::new()
+        .name("memory".into())
+        .spawn(move || {
+            while let Ok((pid, addr, max)) = rq.recv() {
+                if ta.send(read_cstr(Pid::from_raw(pid), addr, max)).is_err() {
+                    return;
+                }
+            }
+        })
+        .ok()?;
+    Some(Reader { tx, rx })
+}
+
+/// [`read_cstr`] with a deadline: a page the program serves itself with userfaultfd blocks
+/// `process_vm_readv` until it is served, which may wait for a call the supervisor is about
+/// to answer. The read runs on a helper thread; after `timeout` it is abandoned (the thread
+/// ends when its read does) and the answer is `None`.
+pub fn read_cstr_timed(
+    pid: Pid,
+    addr: u64,
+    max: usize,
+    timeout: std::time::Duration,
+) -> Option<Vec<u8>> {
+    let mut g = READER.lock().unwrap_or_else(|e| e.into_inner());
+    if g.is_none() {
+        *g = reader();
+    }
+    let r = g.as_ref()?;
+    r.tx.send((pid.as_raw(), addr, max)).ok()?;
+    match r.rx.recv_timeout(timeout) {
+        Ok(a) => a,
+        Err(_) => {
+            *g = None;
+            None
+        }
+    }
 }

@@ -71,27 +71,6 @@ pub fn refusal(nr: u64, s: Option<&Syscall>, args: &[u64; 6]) -> Option<Refusal>
 
 const URING: &str = "io_uring opens, accepts, receives and closes descriptors inside the kernel, asynchronously, with no system call the supervisor could see";
 
-/// The refusal of `clone3` with `CLONE_UNTRACED` (as read from memory; a thread that sets it
-/// after the read gets its untraced task killed, see `calls::create::clone3`).
-pub fn clone3_untraced() -> Refusal {
-    refuse(
-        libc::EPERM,
-        "clone3(CLONE_UNTRACED)",
-        "the child would not be traced by the supervisor",
-    )
-    .expect("a refusal")
-}
-
-/// The refusal of `UFFDIO_API` with `UFFD_FEATURE_EVENT_FORK`.
-pub fn uffd_fork_events() -> Refusal {
-    refuse(
-        libc::EINVAL,
-        "UFFDIO_API with UFFD_FEATURE_EVENT_FORK",
-        "read() of the userfaultfd would install descriptors inside the kernel",
-    )
-    .expect("a refusal")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,9 +6,7 @@
 use crate::sup::settle::Settle;
 use crate::sup::table::Expect;
 use crate::sup::{Reply, State};
-use fdtable_syscalls::consts::{
-    AF_UNIX, CLONE_PIDFD, CLONE_UNTRACED, MSG_CMSG_CLOEXEC, O_CLOEXEC, O_PATH,
-};
+use fdtable_syscalls::consts::{AF_UNIX, CLONE_PIDFD, MSG_CMSG_CLOEXEC, O_CLOEXEC, O_PATH};
 use fdtable_syscalls::{Cloexec, Count, Create, Order, Syscall};
 
 /// Where the new descriptor's close-on-exec bit comes from, for these arguments (`None`: in
@@ -82,32 +80,21 @@ pub fn clone_pidfd(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     Reply::Continue
 }
 
-/// `clone3(args, size)`: the flags live in memory, where another thread can change them after
-/// any check, so they are read as a hint: `CLONE_UNTRACED` is refused when seen (a task made
-/// untraced anyway is killed when the call returns without a clone event), a pidfd is
-/// reserved when `CLONE_PIDFD` is seen or the flags cannot be read, and on a shared table any
-/// free number may be taken until the table settles. Table sharing and thread groups are
-/// read from the kernel at the clone event.
-pub fn clone3(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
-    let flags = crate::mem::read_u64(nix::unistd::Pid::from_raw(tid), args[0]);
-    if flags.is_some_and(|f| f & CLONE_UNTRACED != 0) {
-        let r = crate::policy::clone3_untraced();
-        st.stats.refused += 1;
-        st.note(r.note);
-        return Reply::Errno(r.errno);
-    }
-    let got = if flags.is_none_or(|f| f & CLONE_PIDFD != 0) {
-        let origin = st.origin(tid, || "clone3(CLONE_PIDFD)".into(), 0);
-        let e = Expect {
-            cloexec: Some(true),
-            opath: Some(false),
-            origin,
-            ..Expect::default()
-        };
-        st.reserve(tid, 0, 1, &e).unwrap_or_default()
-    } else {
-        Vec::new()
+/// `clone3(args, size)`: its flags live in memory, which the supervisor never reads (another
+/// thread can change them after any check, and a page the program serves itself with
+/// userfaultfd would block the reader): a pidfd is reserved in case `CLONE_PIDFD` is set, on
+/// a shared table any free number may be taken until it settles, and table sharing and the
+/// thread group are read from the kernel at the clone event. A task `CLONE_UNTRACED` kept
+/// out of sight is killed when the call returns without a clone event.
+pub fn clone3(st: &mut State, tid: i32, _args: &[u64; 6]) -> Reply {
+    let origin = st.origin(tid, || "clone3(CLONE_PIDFD)".into(), 0);
+    let e = Expect {
+        cloexec: Some(true),
+        opath: Some(false),
+        origin,
+        ..Expect::default()
     };
+    let got = st.reserve(tid, 0, 1, &e).unwrap_or_default();
     if st.shared(tid)
         && let Some(t) = st.table(tid)
     {

@@ -9,7 +9,8 @@ fn quote(p: &[u8]) -> String {
 }
 
 fn path(tid: i32, ptr: u64) -> String {
-    mem::read_cstr(Pid::from_raw(tid), ptr, libc::PATH_MAX as usize)
+    let timeout = std::time::Duration::from_millis(20);
+    mem::read_cstr_timed(Pid::from_raw(tid), ptr, libc::PATH_MAX as usize, timeout)
         .map_or_else(|| format!("{ptr:#x}"), |p| quote(&p))
 }
 

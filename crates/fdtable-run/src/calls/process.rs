@@ -5,10 +5,8 @@
 
 use crate::sup::settle::{Known, Settle};
 use crate::sup::{Reply, State};
-use crate::{mem, policy, procfs, sys};
+use crate::{procfs, sys};
 use fdtable_syscalls::Rlimit;
-use fdtable_syscalls::consts::UFFD_FEATURE_EVENT_FORK;
-use nix::unistd::Pid;
 
 /// `unshare(CLONE_FILES)`: on a table only the caller uses, the kernel (as the library)
 /// copies nothing; on a shared one the caller gets a copy if the call succeeds, read from
@@ -161,16 +159,10 @@ pub fn prctl_dumpable(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
 }
 
 /// `ioctl(uffd, UFFDIO_API, &api)`: `UFFD_FEATURE_EVENT_FORK` would make `read()` install
-/// descriptors; refused. The request is read from memory, so the kernel's result is checked
-/// when the call is over (a thread may change the request in between).
+/// descriptors. The request is in memory, which the supervisor does not read (the page may be
+/// served by the program itself): the features the kernel enabled are read from `fdinfo`
+/// when the call is over, and a process that enabled fork events is killed with a note.
 pub fn uffdio_api(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
-    let features = mem::read_u64(Pid::from_raw(tid), args[2].wrapping_add(8));
-    if features.is_some_and(|f| f & UFFD_FEATURE_EVENT_FORK != 0) {
-        let r = policy::uffd_fork_events();
-        st.stats.refused += 1;
-        st.note(r.note);
-        return Reply::Errno(r.errno);
-    }
     st.in_flight(tid, Settle::UffdApi { fd: args[0] as u32 }, Vec::new());
     Reply::Continue
 }

@@ -3,9 +3,10 @@
 //!
 //! Checked each time: every number the task's last call could have changed, and the lowest
 //! number the library has free (an installation nobody announced would take it). In full
-//! (a listing of `/proc/<pid>/fd`, and every `fdinfo` of a table of up to 256 descriptors):
-//! tables of up to 64 descriptors, every 64th call of a larger one (every n/16th of a table
-//! of n), a shared table whenever nothing of it is in flight, at exec and at exit. Numbers of calls still in flight (uncertain numbers, close-on-exec changes
+//! (a listing of `/proc/<pid>/fd`, and the `fdinfo` of every descriptor below 64 and of the
+//! numbers changed): a table without descriptors above 63 after every call (a shared one
+//! whenever nothing of it is in flight), a larger table every 64th call, at exec and at
+//! exit. Numbers of calls still in flight (uncertain numbers, close-on-exec changes
 //! in flight) are left out until they settle.
 
 use super::{State, key_of};
@@ -23,48 +24,40 @@ impl State {
         };
         let touched = std::mem::take(&mut task.touched);
         let key = key_of(&task.files);
-        let mut excluded: HashSet<u32> = HashSet::new();
-        for t in self.tasks.values() {
-            if key_of(&t.files) == key
-                && let Some(f) = &t.inflight
-            {
-                excluded.extend(f.touched.iter().copied());
-            }
-        }
+        let large = task.files.next_open_fd(64).is_some();
         let Some(table) = self.tables.get_mut(&key) else {
             return;
         };
         table.calls += 1;
-        excluded.extend(table.uncertain.keys().copied());
         let unbounded = table.unbounded;
         let shared = table.members > 1;
         let quiet = table.inflight == 0;
-        let calls = table.calls;
-        let Some(task) = self.tasks.get(&tid) else {
-            return;
-        };
-        let library: Vec<(u32, bool)> = task.files.iter().map(|o| (o.fd, o.cloexec)).collect();
-        let every = (library.len() as u64 / 16).max(64);
-        let full = full
-            || if shared {
-                quiet
-            } else {
-                library.len() <= 64 || calls % every == 0
-            };
-        // Every close-on-exec bit is read on tables of up to 256 descriptors; on larger ones
+        let periodic = !large || table.calls % 64 == 0;
+        let full = full || (periodic && (quiet || !shared));
+        // Every close-on-exec bit is read on tables of up to 64 descriptors; on larger ones
         // those of the numbers the calls changed.
-        let all_bits = library.len() <= 256;
+        let all_bits = !large;
         let touched_set: HashSet<u32> = touched.iter().copied().collect();
         self.stats.checks += 1;
         let mut bad: Vec<String> = Vec::new();
+        // Numbers of calls in flight are left out until they settle.
+        let excluded = |st: &State, n: u32| {
+            st.tables
+                .get(&key)
+                .is_some_and(|t| t.busy.contains_key(&n) || t.uncertain.contains_key(&n))
+        };
         if full {
+            let Some(task) = self.tasks.get(&tid) else {
+                return;
+            };
+            let library: Vec<(u32, bool)> = task.files.iter().map(|o| (o.fd, o.cloexec)).collect();
             self.stats.listings += 1;
             let Some(kernel) = procfs::list_fds(tid) else {
                 return;
             };
             let kset: HashSet<u32> = kernel.iter().copied().collect();
             for &(fd, cloexec) in &library {
-                if excluded.contains(&fd) {
+                if excluded(self, fd) {
                     continue;
                 }
                 if !kset.contains(&fd) {
@@ -80,7 +73,7 @@ impl State {
                 return;
             };
             for &fd in &kernel {
-                if excluded.contains(&fd) {
+                if excluded(self, fd) {
                     continue;
                 }
                 let state = task.files.fd_state(fd);
@@ -106,7 +99,7 @@ impl State {
             nums.sort_unstable();
             nums.dedup();
             for n in nums {
-                if excluded.contains(&n) {
+                if excluded(self, n) {
                     continue;
                 }
                 let Some(state) = self.tasks.get(&tid).map(|t| t.files.fd_state(n)) else {

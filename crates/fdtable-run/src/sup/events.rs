@@ -4,13 +4,13 @@
 //! or `share` at the clone event, with the child's id and while the child is stopped; `exec`
 //! at the exec event; the handle dropped when the task is reaped.
 
+use super::Shared;
 use super::table::{Expect, Table};
 use super::{Exit, Proc, State, Task, key_of};
 use crate::sys::{self, Status};
 use fdtable_syscalls::consts::{CLONE_FILES, CLONE_THREAD, CLONE_VFORK};
 use nix::sys::ptrace;
 use nix::unistd::Pid;
-use std::sync::Mutex;
 
 /// The ptrace options: events only.
 pub fn options(exit_events: bool) -> ptrace::Options {
@@ -26,13 +26,13 @@ pub fn options(exit_events: bool) -> ptrace::Options {
 }
 
 /// Receives process events until no tracee is left.
-pub fn run(state: &Mutex<State>) {
+pub fn run(shared: &Shared) {
     loop {
         let st = match sys::wait(-1, 0) {
             Ok(s) => s,
             Err(_) => return,
         };
-        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut s = shared.lock_for_events();
         s.dispatch(st);
     }
 }
@@ -214,13 +214,11 @@ impl State {
             .map(|t| t.tid)
             .collect();
         for t in others {
-            if let Some(old) = self.tasks.remove(&t) {
+            if let Some(mut old) = self.tasks.remove(&t) {
                 let k = key_of(&old.files);
-                let inflight = old.inflight.is_some();
+                let f = old.inflight.take();
                 drop(old);
-                if inflight && let Some(tb) = self.tables.get_mut(&k) {
-                    tb.inflight = tb.inflight.saturating_sub(1);
-                }
+                self.drop_in_flight(k, f);
                 self.leave(k, t);
             }
         }
@@ -318,18 +316,16 @@ impl State {
             // Killed without an exit stop: report from the library's table alone.
             self.report_fds(tid, false);
         }
-        let Some(task) = self.tasks.remove(&tid) else {
+        let Some(mut task) = self.tasks.remove(&tid) else {
             return;
         };
         let key = key_of(&task.files);
-        let inflight = task.inflight.is_some();
+        let f = task.inflight.take();
         drop(task);
         if last {
             self.procs.remove(&tgid);
         }
-        if inflight && let Some(t) = self.tables.get_mut(&key) {
-            t.inflight = t.inflight.saturating_sub(1);
-        }
+        self.drop_in_flight(key, f);
         self.leave(key, tid);
     }
 

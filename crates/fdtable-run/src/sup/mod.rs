@@ -19,7 +19,8 @@ use fdtable::{FileLike, Files};
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::{Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use table::Table;
 
 /// How the supervisor was configured.
@@ -269,9 +270,54 @@ pub enum Reply {
     Errno(i32),
 }
 
+/// The state both threads share: behind a mutex the notification thread, which takes it
+/// for every call, hands over to the ptrace thread when that one waits (a plain mutex lets
+/// the thread that just released it take it again, and process events would wait behind a
+/// stream of notifications).
+pub struct Shared {
+    state: Mutex<State>,
+    events_waiting: AtomicBool,
+}
+
+impl Shared {
+    /// The shared `state`.
+    pub fn new(state: State) -> Shared {
+        Shared {
+            state: Mutex::new(state),
+            events_waiting: AtomicBool::new(false),
+        }
+    }
+
+    /// The state, for anything.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state, for the ptrace thread: announces that it waits.
+    pub fn lock_for_events(&self) -> MutexGuard<'_, State> {
+        // ORDERING: Release pairs with the Acquire load in `lock_for_notification`: the
+        // notification thread sees the announcement before it takes the lock again.
+        self.events_waiting.store(true, Ordering::Release);
+        let g = self.lock();
+        // ORDERING: Release pairs with the same Acquire load: the notification thread stops
+        // yielding once the ptrace thread holds the lock.
+        self.events_waiting.store(false, Ordering::Release);
+        g
+    }
+
+    /// The state, for the notification thread: first lets a waiting ptrace thread in.
+    pub fn lock_for_notification(&self) -> MutexGuard<'_, State> {
+        // ORDERING: Acquire pairs with the Release stores of `lock_for_events`.
+        while self.events_waiting.load(Ordering::Acquire) {
+            sys::yield_now();
+        }
+        self.lock()
+    }
+}
+
 /// The notification thread: receives each notification, decides it under the state's lock,
 /// and answers it.
-pub fn notifications(state: &Mutex<State>, listener: OwnedFd) {
+pub fn notifications(shared: &Shared, listener: OwnedFd) {
     let l = listener.as_raw_fd();
     loop {
         let n = match sys::notif_recv(l) {
@@ -280,7 +326,7 @@ pub fn notifications(state: &Mutex<State>, listener: OwnedFd) {
             Err(_) => return,
         };
         let reply = {
-            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+            let mut st = shared.lock_for_notification();
             st.on_notification(&n)
         };
         let (val, err, flags) = match reply {
@@ -290,8 +336,7 @@ pub fn notifications(state: &Mutex<State>, listener: OwnedFd) {
         };
         if sys::notif_send(l, n.id, val, err, flags).is_err() {
             // The task was killed while it waited: its call never ran.
-            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-            st.lost(n.pid as i32);
+            shared.lock().lost(n.pid as i32);
         }
     }
 }

@@ -96,6 +96,7 @@ impl State {
                 if let Some(e) = t.uncertain.get_mut(n) {
                     e.pending.retain(|&p| p != tid);
                 }
+                unbusy(t, *n);
             }
             t.members <= 1
         };
@@ -455,6 +456,7 @@ impl State {
                 if let Some(e) = t.uncertain.get_mut(n) {
                     e.pending.retain(|&p| p != tid);
                 }
+                unbusy(t, *n);
             }
         }
         // What the library decided for it stays uncertain until the table settles.
@@ -486,8 +488,23 @@ impl State {
         };
         let key = key_of(&task.files);
         task.touched.extend_from_slice(&touched);
+        let t = self.tables.entry(key).or_default();
+        t.inflight += 1;
+        for &n in &touched {
+            *t.busy.entry(n).or_default() += 1;
+        }
         task.inflight = Some(InFlight { settle, touched });
-        self.tables.entry(key).or_default().inflight += 1;
+    }
+
+    /// A task with a call in flight is gone (or its table is): the call is over.
+    pub fn drop_in_flight(&mut self, key: TableKey, f: Option<InFlight>) {
+        let (Some(f), Some(t)) = (f, self.tables.get_mut(&key)) else {
+            return;
+        };
+        t.inflight = t.inflight.saturating_sub(1);
+        for n in f.touched {
+            unbusy(t, n);
+        }
     }
 
     /// After a `clone3` that returned without a clone event: a task its flags (changed by
@@ -516,8 +533,7 @@ impl State {
         }
     }
 
-    /// After `UFFDIO_API`: the features the kernel enabled (`fdinfo`'s `API:` line), checked
-    /// against a thread that changed the request after the supervisor read it.
+    /// After `UFFDIO_API`: the features the kernel enabled (`fdinfo`'s `API:` line).
     fn check_uffd(&mut self, tid: i32, fd: u32) {
         let Some(text) = procfs::fdinfo(tid, fd) else {
             return;
@@ -529,9 +545,18 @@ impl State {
         if features & fdtable_syscalls::consts::UFFD_FEATURE_EVENT_FORK != 0 {
             let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
             self.note(format!(
-                "process {tgid} enabled UFFD_FEATURE_EVENT_FORK behind the supervisor's back; killed"
+                "refused UFFDIO_API with UFFD_FEATURE_EVENT_FORK: read() of the userfaultfd would install descriptors inside the kernel; process {tgid} killed"
             ));
             let _ = sys::kill(tgid, libc::SIGKILL);
+        }
+    }
+}
+
+fn unbusy(t: &mut super::table::Table, n: u32) {
+    if let Some(c) = t.busy.get_mut(&n) {
+        *c -= 1;
+        if *c == 0 {
+            t.busy.remove(&n);
         }
     }
 }

@@ -56,6 +56,9 @@ pub struct Table {
     pub stale: bool,
     /// Notified calls, for `--check-tables`' periodic full comparisons.
     pub calls: u64,
+    /// The numbers calls in flight may change, with how many such calls there are for each
+    /// (left out of `--check-tables`).
+    pub busy: std::collections::HashMap<u32, u32>,
 }
 
 impl Table {
