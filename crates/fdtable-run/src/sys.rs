@@ -439,6 +439,18 @@ pub fn notif_recv(listener: RawFd) -> io::Result<Notif> {
     Ok(n)
 }
 
+/// Whether another notification is waiting (`poll` with no timeout).
+pub fn readable(listener: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: listener,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    r == 1 && p.revents & libc::POLLIN != 0
+}
+
 /// `SECCOMP_IOCTL_NOTIF_SEND`: answers notification `id` with `val` (error 0), `-error`, or
 /// lets it run (`flags` = [`SECCOMP_USER_NOTIF_FLAG_CONTINUE`]).
 pub fn notif_send(listener: RawFd, id: u64, val: i64, error: i32, flags: u32) -> io::Result<()> {

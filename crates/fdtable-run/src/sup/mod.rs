@@ -170,6 +170,8 @@ pub struct State {
     pub stats: Stats,
     /// The creating calls of descriptors, for `--track-fds`.
     pub origins: track::Origins,
+    /// A shared table has many uncertain numbers: receive queued notifications together.
+    pub drain: bool,
 }
 
 impl State {
@@ -189,6 +191,7 @@ impl State {
                 ..Stats::default()
             },
             origins: track::Origins::default(),
+            drain: false,
         };
         let files = Fdt::new();
         s.tables.insert(key_of(&files), Table::new());
@@ -259,6 +262,9 @@ impl State {
     }
 }
 
+/// Uncertain numbers in one table above which queued notifications are received together.
+const DRAIN_ABOVE: usize = 32;
+
 /// The answer to a notification.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reply {
@@ -317,31 +323,66 @@ impl Shared {
 
 /// The notification thread: receives each notification, decides it under the state's lock,
 /// and answers it.
+///
+/// While a shared table has many uncertain numbers, the notifications already queued are
+/// received together before any is decided: a task waiting in the queue has finished its
+/// previous call, so counting it back lets the table reach quiescence (and release its
+/// uncertain numbers) even under a stream of concurrent calls.
 pub fn notifications(shared: &Shared, listener: OwnedFd) {
     let l = listener.as_raw_fd();
+    let mut drain = false;
+    let mut batch: Vec<sys::Notif> = Vec::new();
+    let mut replies: Vec<Reply> = Vec::new();
     loop {
-        let n = match sys::notif_recv(l) {
-            Ok(n) => n,
+        batch.clear();
+        match sys::notif_recv(l) {
+            Ok(n) => batch.push(n),
             Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::ENOENT)) => continue,
             Err(_) => return,
-        };
-        let reply = {
+        }
+        if drain {
+            while sys::readable(l) {
+                match sys::notif_recv(l) {
+                    Ok(n) => batch.push(n),
+                    Err(_) => break,
+                }
+            }
+        }
+        replies.clear();
+        {
             let mut st = shared.lock_for_notification();
-            st.on_notification(&n)
-        };
-        let (val, err, flags) = match reply {
-            Reply::Continue => (0, 0, sys::SECCOMP_USER_NOTIF_FLAG_CONTINUE),
-            Reply::Value(v) => (v, 0, 0),
-            Reply::Errno(e) => (0, -e, 0),
-        };
-        if sys::notif_send(l, n.id, val, err, flags).is_err() {
-            // The task was killed while it waited: its call never ran.
-            shared.lock().lost(n.pid as i32);
+            if batch.len() > 1 {
+                for n in &batch {
+                    st.arrived(n.pid as i32);
+                }
+            }
+            for n in &batch {
+                replies.push(st.on_notification(n));
+            }
+            drain = st.drain;
+        }
+        for (n, reply) in batch.iter().zip(&replies) {
+            let (val, err, flags) = match *reply {
+                Reply::Continue => (0, 0, sys::SECCOMP_USER_NOTIF_FLAG_CONTINUE),
+                Reply::Value(v) => (v, 0, 0),
+                Reply::Errno(e) => (0, -e, 0),
+            };
+            if sys::notif_send(l, n.id, val, err, flags).is_err() {
+                // The task was killed while it waited: its call never ran.
+                shared.lock().lost(n.pid as i32);
+            }
         }
     }
 }
 
 impl State {
+    /// `tid`'s notification is in the queue: its previous call has finished.
+    pub fn arrived(&mut self, tid: i32) {
+        if self.tasks.get(&tid).is_some_and(|t| !t.raw) {
+            self.task_back(tid);
+        }
+    }
+
     /// Handles one notification: settles what the task's previous call did, checks, and
     /// decides this call.
     pub fn on_notification(&mut self, n: &sys::Notif) -> Reply {
@@ -370,6 +411,9 @@ impl State {
             self.check_task(tid, false);
         }
         let r = crate::calls::decide(self, tid, nr, &args);
+        self.drain = self
+            .table(tid)
+            .is_some_and(|t| t.uncertain.len() > DRAIN_ABOVE);
         match r {
             Reply::Continue => self.stats.continued += 1,
             _ => self.stats.answered += 1,
