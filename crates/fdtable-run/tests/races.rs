@@ -9,8 +9,17 @@ mod support;
 
 use support::{build_dir, cc, same_in};
 
+/// A probe, compiled once for every test of this file (they run in parallel).
 fn probe(name: &str) -> Option<String> {
-    cc(&format!("{name}.c"), &build_dir()).map(|p| p.to_str().unwrap().to_string())
+    static BUILT: std::sync::Mutex<Vec<(String, Option<String>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut b = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = b.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    let p = cc(&format!("{name}.c"), &build_dir()).map(|p| p.to_str().unwrap().to_string());
+    b.push((name.to_string(), p.clone()));
+    p
 }
 
 /// A limit that holds every thread's descriptors at once, small enough to fill quickly.
