@@ -10,7 +10,7 @@
 //!   descriptor arguments it looks up ([`Uses`]);
 //! - [`fcntl::COMMANDS`] and [`ioctl`]: the commands of the two multiplexers that create
 //!   descriptors, change close-on-exec bits or report them;
-//! - [`bpf::COMMANDS`]: which `bpf(2)` commands return a new descriptor.
+//! - [`bpf::CREATING`]: which `bpf(2)` commands return a new descriptor.
 //!
 //! A new descriptor-creating call is one row of [`SYSCALLS`]: its [`Create`] says how many
 //! descriptors it installs, whether it reserves them before its other checks, and where
