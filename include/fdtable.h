@@ -83,11 +83,14 @@
  *   descriptor still open.
  * - A `struct fdt_file *` is reference-counted. fdt_file_new2 and fdt_fget2 give a reference
  *   the caller owns; fdt_file_get takes one more. Each must be given back exactly once: to
- *   fdt_file_put, or to fdt_install, fdt_install_at or fdt_fd_install2, which consume it even
- *   when they fail. A descriptor holds its own reference. The file's `release` callback runs
- *   exactly once, when the last reference goes, on the thread that dropped it.
- * - The light lookup fdt_fdget2 gives a `struct fdt_fd` that may *borrow* the file (no
- *   reference; see below). fdt_fd_file reads it; fdt_fdput ends it.
+ *   fdt_file_put, or to a call that installs it (fdt_install, fdt_install_at,
+ *   fdt_fd_install2, their _with forms, fdt_reservation_install and _with), which consume it
+ *   even when they fail. A descriptor holds its own reference. The file's `release` callback
+ *   runs exactly once, when the last reference goes, on the thread that dropped it.
+ * - A `struct fdt_reservation *` (fdt_reserve_owned) is the caller's until one of
+ *   fdt_reservation_install, fdt_reservation_install_with or fdt_reservation_release ends it.
+ * - The light lookups fdt_fdget2 and fdt_fdget_with_payload give a `struct fdt_fd` that may
+ *   *borrow* the file (no reference; see below). fdt_fd_file reads it; fdt_fdput ends it.
  * - Every other argument is only borrowed for the duration of the call: handles, buffers,
  *   `arg` pointers and `ops` structs stay the caller's, and nothing keeps them afterwards
  *   (fdt_file_new2 copies `*ops`, and keeps its address only to compare, fdt_file_has_ops).
@@ -104,11 +107,29 @@
  *
  * While the handle is its table's only handle, fdt_fdget2 takes no lock and no reference.
  * The result is then valid only until the next call on that same handle that could close the
- * descriptor or share the table: fdt_close, fdt_dup2, fdt_dup3, fdt_install_at,
- * fdt_close_range, fdt_exec, fdt_unshare, fdt_files_share2, fdt_files_put. fdt_fdput before
- * making any of those calls, or take a reference with fdt_file_get to keep the file. On a
- * shared table fdt_fdget2 takes a reference (FDT_FDPUT_FPUT in `flags`) and fdt_fdput drops
- * it.
+ * descriptor or share the table: fdt_close, fdt_dup2, fdt_dup3, fdt_renumber,
+ * fdt_renumber_onto, fdt_install_at (and _with), fdt_close_range, fdt_exec, fdt_unshare,
+ * fdt_files_share2, fdt_reserve_owned, fdt_files_put. fdt_fdput before making any of those
+ * calls, or take a reference with fdt_file_get to keep the file. On a shared table fdt_fdget2
+ * takes a reference (FDT_FDPUT_FPUT in `flags`) and fdt_fdput drops it. fdt_fdget_with_payload
+ * follows the same rule.
+ *
+ * PAYLOAD
+ *
+ * The table keeps a uint64_t beside each descriptor, as it keeps the close-on-exec bit: the
+ * caller's per-descriptor state (WASI rights, flags, a key into the caller's own table).
+ * It is plain data: copied by fdt_dup, fdt_dup2, fdt_dup3, F_DUPFD and fdt_files_fork2,
+ * moved by fdt_renumber, forgotten when the descriptor closes; the library never reads it,
+ * frees it or calls anything for it. A descriptor gets 0 unless installed with one
+ * (fdt_install_with, fdt_install_at_with, fdt_fd_install_with, fdt_reservation_install_with);
+ * fdt_fd_payload, fdt_set_fd_payload and fdt_cmpxchg_fd_payload read and change it. Check it
+ * with fdt_fdget_with_payload, which returns the file and its payload as one snapshot: a
+ * payload read first and a file looked up afterwards can belong to two different files when
+ * another handle renumbers or dup2s onto the descriptor in between.
+ *
+ * 64 bits hold WASI preview 1's rights twice over (its 30 rights as base and inheriting
+ * sets), Capsicum-style bit sets, or an index; a pointer fits too, but copies made by dup and
+ * fork are not counted, so keep anything that needs freeing in the file's private_data.
  *
  * THREADS
  *
@@ -123,7 +144,13 @@
  *   for one file: protect your own state. A callback must not call into the table handle
  *   whose call is running it (other handles and fdt_file_get/put are fine), and must not
  *   unwind or longjmp out of the library (a C++ exception aborts the process).
+ * - A `struct fdt_reservation *` carries its own handle on its table: it may be used on
+ *   another thread while the table's handles are used elsewhere (one thread at a time for
+ *   the reservation itself).
  * - fdt_set_nr_open is process-wide and may be called at any time.
+ * - ThreadSanitizer cannot see the synchronisation of an uninstrumented library and reports
+ *   false races in programs that use it from several threads: link the library `make tsan`
+ *   builds instead (docs/C-ABI.md, "ThreadSanitizer").
  *
  * CONSTANTS
  *
@@ -309,7 +336,7 @@
 
 // The minor version: grows when calls, constants or `struct fdt_file_ops` members are added
 // (programs built against it may need those).
-#define FDT_VERSION_MINOR 3
+#define FDT_VERSION_MINOR 4
 
 // The patch version: releases without interface changes.
 #define FDT_VERSION_PATCH 0
@@ -329,6 +356,20 @@ struct fdt_file;
 // with that task's own `RLIMIT_NOFILE`. Opaque; made by `fdt_files_new`, `fdt_files_fork2`
 // or `fdt_files_share2`, freed by `fdt_files_put`.
 struct fdt_files;
+
+// A reserved descriptor owned by the caller (`fdt_reserve_owned`): the first step of an open
+// that may finish on another thread. The number is taken — other allocations skip it,
+// `fdt_dup2` and `fdt_renumber` onto it fail with `-EBUSY`, `fdt_renumber_onto` with
+// `-EBADF` — but it refers to nothing until `fdt_reservation_install` (or `..._install_with`)
+// puts a file there; `fdt_reservation_release` gives it back instead. Each of the three ends
+// the reservation and frees this object.
+//
+// Unlike a number from `fdt_get_unused_fd`, it carries its own handle on the table: it may be
+// passed to another thread and used there while other threads use the table's handles (one
+// thread at a time for the reservation itself). While it lives the table counts as shared
+// (`fdt_fdget2` takes references), and the table stays alive even if every `struct fdt_files`
+// on it was put.
+struct fdt_reservation;
 
 // A file's attributes, as `fdt_fstat` reports them and a `getattr` callback fills them (the
 // kernel's `struct kstat`, the members this layer uses). 128 bytes on every platform, which
@@ -468,7 +509,8 @@ struct fdt_files *fdt_files_new(void);
 
 // Frees a handle (`put_files_struct` for this task). If it was the table's last handle, every
 // descriptor still open is closed: each file's `flush` runs, and its `release` if that was
-// its last reference.
+// its last reference. (A live `struct fdt_reservation` holds a handle too: the table then
+// closes when the reservation ends.)
 //
 // Ownership: consumes `files`. NULL is ignored.
 //
@@ -478,8 +520,8 @@ struct fdt_files *fdt_files_new(void);
 void fdt_files_put(struct fdt_files *files);
 
 // `fork()`: makes a new table holding a copy of `files`'s descriptors (each open file gains
-// one reference; close-on-exec bits copied; descriptors reserved by `fdt_get_unused_fd` are
-// not copied), with a copy of its `RLIMIT_NOFILE`, and stores the caller's handle on it in
+// one reference; close-on-exec bits and payloads copied; reserved descriptors are not
+// copied), with a copy of its `RLIMIT_NOFILE`, and stores the caller's handle on it in
 // `*child`.
 //
 // Ownership: `files` stays the caller's; the caller owns `*child` (free it with
@@ -700,7 +742,8 @@ long fdt_file_count(const struct fdt_file *file);
 
 // Installs `file` at the lowest free descriptor below the soft `RLIMIT_NOFILE` (the kernel's
 // `FD_ADD`: `get_unused_fd_flags` + `fd_install`). `FDT_O_CLOEXEC` in `flags` sets
-// close-on-exec; other bits are ignored.
+// close-on-exec; other bits are ignored. The descriptor's payload is 0 (`fdt_install_with`
+// gives one).
 //
 // Ownership: consumes the caller's reference to `file`, also on failure (the file is put
 // then, and released if that was its last reference).
@@ -718,7 +761,8 @@ int fdt_install(struct fdt_files *files, struct fdt_file *file, unsigned int fla
 // seccomp's `SECCOMP_ADDFD_FLAG_SETFD` uses it; WAMR's `fd_table_insert_existing`, a
 // checkpoint or journal restore). If `fd` was open, what it referred to is closed first, as
 // `fdt_dup2` closes it (flushed, error ignored). `FDT_O_CLOEXEC` in `flags` sets
-// close-on-exec, else it is clear.
+// close-on-exec, else it is clear. The descriptor's payload is 0 (`fdt_install_at_with`
+// gives one).
 //
 // Ownership: consumes the caller's reference to `file`, also on failure (the file is put
 // then, and released if that was its last reference).
@@ -727,7 +771,7 @@ int fdt_install(struct fdt_files *files, struct fdt_file *file, unsigned int fla
 // `FDT_O_CLOEXEC`; `-EBADF` if `fd` is negative or at or past the soft `RLIMIT_NOFILE`;
 // `-EMFILE` if `fd` is at or past `nr_open` (the table cannot grow there; possible after
 // `fdt_set_nr_open` lowered it); `-ENOMEM` if the table could not grow; `-EBUSY` if `fd` is
-// reserved by `fdt_get_unused_fd`. On failure the table is unchanged.
+// reserved (`fdt_get_unused_fd`, `fdt_reserve_owned`). On failure the table is unchanged.
 //
 // # Safety
 //
@@ -741,7 +785,8 @@ int fdt_install_at(struct fdt_files *files, int fd, struct fdt_file *file, unsig
 // yet. `FDT_O_CLOEXEC` in `flags` sets close-on-exec; other bits are ignored.
 //
 // Then either `fdt_fd_install2` a file there, or give it back with `fdt_put_unused_fd2` (a
-// failed open). A fork does not copy reserved descriptors.
+// failed open), on this handle. A fork does not copy reserved descriptors. For an open that
+// completes on another thread, `fdt_reserve_owned` gives a reservation that can travel.
 //
 // Returns the descriptor, `-EMFILE`, `-ENOMEM`, or `-EINVAL` if `files` is NULL.
 //
@@ -772,6 +817,7 @@ void fdt_put_unused_fd(struct fdt_files *files,
                        int fd);
 
 // Installs `file` at `fd`, which `fdt_get_unused_fd` reserved (the kernel's `fd_install`).
+// The descriptor's payload is 0 (`fdt_fd_install_with` gives one).
 //
 // Ownership: consumes the caller's reference to `file` in every case. On failure nothing is
 // installed and the reference is put (the file is released if that was its last reference).
@@ -808,7 +854,8 @@ void fdt_fd_install(struct fdt_files *files,
 // `files` is NULL or a live handle not in use by another thread.
 int fdt_close(struct fdt_files *files, int fd);
 
-// `dup(fd)`: the lowest free descriptor now refers to `fd`'s file, close-on-exec clear.
+// `dup(fd)`: the lowest free descriptor now refers to `fd`'s file, close-on-exec clear, with
+// a copy of `fd`'s payload.
 //
 // Returns the new descriptor, `-EBADF`, `-EMFILE`, or `-EINVAL` if `files` is NULL.
 //
@@ -817,13 +864,13 @@ int fdt_close(struct fdt_files *files, int fd);
 // `files` is NULL or a live handle not in use by another thread.
 int fdt_dup(struct fdt_files *files, int fd);
 
-// `dup2(oldfd, newfd)`: `newfd` now refers to `oldfd`'s file, close-on-exec clear; what
-// `newfd` referred to is closed first (flushed, error ignored). `dup2(fd, fd)` returns `fd`
-// if it is open.
+// `dup2(oldfd, newfd)`: `newfd` now refers to `oldfd`'s file, close-on-exec clear, with a
+// copy of `oldfd`'s payload; what `newfd` referred to is closed first (flushed, error
+// ignored). `dup2(fd, fd)` returns `fd` if it is open.
 //
 // Returns `newfd`, `-EBADF` if `oldfd` is not open or `newfd` is negative or at or past the
-// soft `RLIMIT_NOFILE`, `-EBUSY` if `newfd` is reserved by `fdt_get_unused_fd`, `-ENOMEM`, or
-// `-EINVAL` if `files` is NULL.
+// soft `RLIMIT_NOFILE`, `-EBUSY` if `newfd` is reserved (`fdt_get_unused_fd`,
+// `fdt_reserve_owned`), `-ENOMEM`, or `-EINVAL` if `files` is NULL.
 //
 // # Safety
 //
@@ -841,10 +888,41 @@ int fdt_dup2(struct fdt_files *files, int oldfd, int newfd);
 // `files` is NULL or a live handle not in use by another thread.
 int fdt_dup3(struct fdt_files *files, int oldfd, int newfd, int flags);
 
+// Moves the file at `from` to `to` in one step (WASI's `fd_renumber`; `dup2(from, to)`
+// then `close(from)` under one lock hold): no other handle ever sees the file at both
+// numbers, or at neither. Its per-fd payload moves with it; `to`'s close-on-exec bit is clear
+// (as after `fdt_dup2`); what `to` referred to is closed first, as `fdt_dup2` closes it
+// (flushed, error ignored). The moved file is not flushed: no descriptor to it is closed.
+// `fdt_renumber(files, fd, fd)` returns `fd` if it is open.
+//
+// Returns `to`; `-EBADF` if `from` is not open or `to` is negative or at or past the soft
+// `RLIMIT_NOFILE`; `-EBUSY` if `to` is reserved (`fdt_get_unused_fd`, `fdt_reserve_owned`);
+// `-ENOMEM`; `-EINVAL` if `files` is NULL. On failure nothing changes.
+//
+// # Safety
+//
+// `files` is NULL or a live handle not in use by another thread.
+int fdt_renumber(struct fdt_files *files, int from, int to);
+
+// `fdt_renumber` onto a descriptor that must already be open, as WASI preview 1's
+// `fd_renumber` requires (it replaces an open descriptor and never creates one); the check
+// and the move are one step, so no other handle can close `to` in between.
+//
+// Returns `to`; `-EBADF` if `from` or `to` is not open — free, negative, at or past the
+// limit, or reserved (an open still in progress has not returned its number, so it is not an
+// open descriptor yet: WASI's answer; `fdt_renumber` says `-EBUSY` there, as `dup2` does);
+// `-EINVAL` if `files` is NULL. On failure nothing changes (a reservation stays).
+//
+// # Safety
+//
+// `files` is NULL or a live handle not in use by another thread.
+int fdt_renumber_onto(struct fdt_files *files, int from, int to);
+
 // `fcntl(fd, cmd, arg)`:
 //
-// - `FDT_F_DUPFD` / `FDT_F_DUPFD_CLOEXEC`: the lowest free descriptor `>= arg`;
-//   `-EINVAL` if `arg` is at or past the soft `RLIMIT_NOFILE`, `-EMFILE` if none is free.
+// - `FDT_F_DUPFD` / `FDT_F_DUPFD_CLOEXEC`: the lowest free descriptor `>= arg`, with a copy
+//   of `fd`'s payload; `-EINVAL` if `arg` is at or past the soft `RLIMIT_NOFILE`, `-EMFILE`
+//   if none is free.
 // - `FDT_F_GETFD` / `FDT_F_SETFD`: the close-on-exec bit (`FDT_FD_CLOEXEC`).
 // - `FDT_F_GETFL` / `FDT_F_SETFL`: access mode and status flags (`O_APPEND`, `O_NONBLOCK`
 //   change; `O_DIRECT` is `-EINVAL` on these files).
@@ -884,8 +962,9 @@ int fdt_close_range(struct fdt_files *files,
 // If this handle is its table's only handle, no lock is taken and no reference is counted:
 // the file is *borrowed* from the table, and the result is valid only until the next call on
 // this handle that could close the descriptor or share the table (`fdt_close`, `fdt_dup2`,
-// `fdt_dup3`, `fdt_install_at`, `fdt_close_range`, `fdt_exec`, `fdt_unshare`,
-// `fdt_files_share2`, `fdt_files_put`); `fdt_fdput` it before any of those. To keep the
+// `fdt_dup3`, `fdt_renumber`, `fdt_renumber_onto`, `fdt_install_at` and its `_with` form,
+// `fdt_close_range`, `fdt_exec`, `fdt_unshare`, `fdt_files_share2`, `fdt_reserve_owned`,
+// `fdt_files_put`); `fdt_fdput` it before any of those. To keep the
 // file longer, take a reference with `fdt_file_get`. If the table is shared, the lookup
 // takes a reference (`FDT_FDPUT_FPUT`), which `fdt_fdput` drops.
 //
@@ -972,6 +1051,208 @@ struct fdt_file *fdt_fget(struct fdt_files *files,
 //
 // `files` is NULL or a live handle not in use by another thread.
 int fdt_next_open_fd(const struct fdt_files *files, int fd);
+
+// `fdt_install` with `payload` as the new descriptor's payload (instead of 0): the file,
+// its close-on-exec bit and its payload appear together, so no lookup ever sees the file
+// without its payload.
+//
+// Ownership, results and errors: as `fdt_install` (the reference to `file` is consumed,
+// also on failure).
+//
+// # Safety
+//
+// As `fdt_install`.
+int fdt_install_with(struct fdt_files *files,
+                     struct fdt_file *file,
+                     unsigned int flags,
+                     uint64_t payload);
+
+// `fdt_install_at` with `payload` as `fd`'s payload (instead of 0).
+//
+// Ownership, results and errors: as `fdt_install_at` (the reference to `file` is consumed,
+// also on failure; on failure the table, payloads included, is unchanged).
+//
+// # Safety
+//
+// As `fdt_install_at`.
+int fdt_install_at_with(struct fdt_files *files,
+                        int fd,
+                        struct fdt_file *file,
+                        unsigned int flags,
+                        uint64_t payload);
+
+// `fdt_fd_install2` with `payload` as `fd`'s payload (instead of 0).
+//
+// Ownership, results and errors: as `fdt_fd_install2` (the reference to `file` is consumed
+// in every case; on failure nothing is installed).
+//
+// # Safety
+//
+// As `fdt_fd_install2`.
+int fdt_fd_install_with(struct fdt_files *files, int fd, struct fdt_file *file, uint64_t payload);
+
+// The payload of the open descriptor `fd`, stored in `*payload`.
+//
+// Returns 0; `-EBADF` if `fd` is not open (free, reserved, negative, out of range);
+// `-EINVAL` if `files` or `payload` is NULL. On failure `*payload` is set to 0 (if `payload`
+// is not NULL).
+//
+// To check a payload before using the file (a rights check), use `fdt_fdget_with_payload`,
+// which reads both at once: this call and a lookup made after it may see two different
+// files if another handle renumbers or `dup2`s onto `fd` in between.
+//
+// # Safety
+//
+// `files` is NULL or a live handle not in use by another thread; `payload` is NULL or valid
+// for a write of a `uint64_t`.
+int fdt_fd_payload(const struct fdt_files *files, int fd, uint64_t *payload);
+
+// Replaces the payload of the open descriptor `fd` with `payload`. Other descriptors keep
+// theirs, including those that refer to the same file (a payload is per descriptor, as the
+// close-on-exec bit is).
+//
+// Returns 0; `-EBADF` if `fd` is not open; `-EINVAL` if `files` is NULL.
+//
+// # Safety
+//
+// `files` is NULL or a live handle not in use by another thread.
+int fdt_set_fd_payload(struct fdt_files *files, int fd, uint64_t payload);
+
+// Compare-and-swap on the payload of the open descriptor `fd`, with C11's
+// `atomic_compare_exchange_strong` convention: if the payload is `*expected`, it becomes
+// `desired` and the call returns 1; otherwise nothing changes, the payload found is stored
+// in `*expected`, and the call returns 0. For payloads that several threads update, such as
+// rights that may only narrow:
+//
+// ```c
+// uint64_t rights;
+// int r = fdt_fd_payload(files, fd, &rights);
+// while (r >= 0 && (r = fdt_cmpxchg_fd_payload(files, fd, &rights, rights & ~RIGHT_WRITE)) == 0)
+//   ;   /* another handle changed it first: retry from what it holds now */
+// ```
+//
+// Returns 1 (replaced) or 0 (not replaced, `*expected` updated); `-EBADF` if `fd` is not
+// open; `-EINVAL` if `files` or `expected` is NULL.
+//
+// # Safety
+//
+// `files` is NULL or a live handle not in use by another thread; `expected` is NULL or valid
+// for a read and a write of a `uint64_t`.
+int fdt_cmpxchg_fd_payload(struct fdt_files *files, int fd, uint64_t *expected, uint64_t desired);
+
+// `fdt_fdget2` and the descriptor's payload as one snapshot: `*payload` is the payload that
+// goes with *this* file at `fd` (given at its install or set since), never another
+// descriptor's or an earlier installation's, even while other handles `fdt_dup2`,
+// `fdt_renumber` or `fdt_install_at` onto `fd`. The lookup for a rights check before an
+// operation, which `fdt_fd_payload` followed by `fdt_fdget2` is not:
+//
+// ```c
+// struct fdt_fd f;
+// uint64_t rights;
+// if (fdt_fdget_with_payload(files, fd, &f, &rights) < 0)
+//   return -EBADF;
+// if (!(rights & RIGHT_READ)) {
+//   fdt_fdput(f);
+//   return -ENOTCAPABLE;
+// }
+// ... use fdt_fd_file(f) ...
+// fdt_fdput(f);
+// ```
+//
+// On a handle that is its table's only handle this costs what `fdt_fdget2` costs (no lock,
+// no reference, and the payload is a plain read). On a shared table the file and its payload
+// are read under the table's lock, with a reference (`FDT_FDPUT_FPUT`). Pair every success
+// with `fdt_fdput(*f)`, under `fdt_fdget2`'s rule.
+//
+// Returns 0; `-EBADF` if `fd` is not open or is an `FDT_O_PATH` file; `-EINVAL` if `files`,
+// `f` or `payload` is NULL. On failure `*f` is the empty result and `*payload` is 0 (those
+// that are not NULL).
+//
+// # Safety
+//
+// `files` is NULL or a live handle not in use by another thread; `f` is NULL or valid for a
+// write of a `struct fdt_fd`; `payload` is NULL or valid for a write of a `uint64_t`.
+int fdt_fdget_with_payload(struct fdt_files *files, int fd, struct fdt_fd *f, uint64_t *payload);
+
+// Reserves the lowest free descriptor below `files`'s soft `RLIMIT_NOFILE`, as
+// `fdt_get_unused_fd` does, and stores a reservation the caller owns in `*res`: for a runtime
+// whose open completes on another thread or after an `await`, and whose cancelled opens must
+// give the number back. `FDT_O_CLOEXEC` in `flags` sets close-on-exec; other bits are
+// ignored.
+//
+// ```c
+// struct fdt_reservation *r;
+// int fd = fdt_reserve_owned(files, FDT_O_CLOEXEC, &r);
+// if (fd < 0)
+//   return fd;                                   /* -EMFILE, -ENOMEM */
+// /* ... on any thread, later: */
+// if (opened)
+//   fdt_reservation_install_with(r, file, rights);  /* fd now refers to file */
+// else
+//   fdt_reservation_release(r);                  /* fd is free again */
+// ```
+//
+// The reservation stays on the table `files` had when it was made, also if `files` is later
+// unshared (`fdt_unshare`, `fdt_exec`); a fork does not copy it.
+//
+// Ownership: `files` stays the caller's; the caller owns `*res` and ends it with exactly one
+// of `fdt_reservation_install`, `fdt_reservation_install_with`, `fdt_reservation_release`.
+// The number belongs to the reservation: do not pass it to `fdt_fd_install2` or
+// `fdt_put_unused_fd2`, which are for `fdt_get_unused_fd`'s numbers.
+//
+// Returns the reserved descriptor; `-EMFILE` if none is free, `-ENOMEM`, or `-EINVAL` if
+// `files` or `res` is NULL. On failure `*res` is set to NULL (if `res` is not NULL).
+//
+// # Safety
+//
+// `files` is NULL or a live handle not in use by another thread; `res` is NULL or valid for
+// a write of a pointer.
+int fdt_reserve_owned(struct fdt_files *files, unsigned int flags, struct fdt_reservation **res);
+
+// The descriptor `res` reserved.
+//
+// Returns it, or `-EINVAL` if `res` is NULL.
+//
+// # Safety
+//
+// `res` is NULL or a live reservation not in use by another thread.
+int fdt_reservation_fd(const struct fdt_reservation *res);
+
+// Installs `file` at the reserved descriptor (the kernel's `fd_install`) and ends the
+// reservation. The descriptor's payload is 0 (`fdt_reservation_install_with` gives one).
+//
+// Ownership: consumes `res` and the caller's reference to `file`, in every case: if `file`
+// is NULL the reservation is given back, if `res` is NULL the file is put.
+//
+// Returns the descriptor; `-EINVAL` if `res` or `file` is NULL.
+//
+// # Safety
+//
+// `res` is NULL or a live reservation not in use by another thread, not used again; `file`
+// is NULL or a file on which the caller owns a reference.
+int fdt_reservation_install(struct fdt_reservation *res, struct fdt_file *file);
+
+// `fdt_reservation_install` with `payload` as the descriptor's payload: the file and its
+// payload appear together.
+//
+// Ownership, results and errors: as `fdt_reservation_install`.
+//
+// # Safety
+//
+// As `fdt_reservation_install`.
+int fdt_reservation_install_with(struct fdt_reservation *res,
+                                 struct fdt_file *file,
+                                 uint64_t payload);
+
+// Gives the reserved descriptor back without installing anything (the kernel's
+// `put_unused_fd`: a failed or cancelled open) and ends the reservation.
+//
+// Ownership: consumes `res`. NULL is ignored.
+//
+// # Safety
+//
+// `res` is NULL or a live reservation not in use by another thread, and it is not used again.
+void fdt_reservation_release(struct fdt_reservation *res);
 
 // `read(fd, buf, count)`: reads at the file's position and advances it (the position is
 // locked only while the file is shared). At most 0x7ffff000 bytes are read.

@@ -291,6 +291,7 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
 }
 
 /// The CPUs this process may run on (empty if that cannot be read).
+#[cfg(target_os = "linux")]
 pub fn allowed_cpus() -> Vec<usize> {
     // SAFETY: a zeroed cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
@@ -320,6 +321,19 @@ pub fn unpin(cpus: &[usize]) {
     }
 }
 
+/// The CPUs this process may run on: off Linux, all of them (there is no affinity mask to
+/// read).
+#[cfg(not(target_os = "linux"))]
+pub fn allowed_cpus() -> Vec<usize> {
+    (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect()
+}
+
+/// Off Linux threads are not pinned (macOS has no `sched_setaffinity`): measurements are
+/// noisier, not wrong.
+#[cfg(not(target_os = "linux"))]
+fn set_affinity(_cpus: &[usize]) {}
+
+#[cfg(target_os = "linux")]
 fn set_affinity(cpus: &[usize]) {
     // SAFETY: a zeroed cpu_set_t is a valid empty set.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };

@@ -7,7 +7,7 @@
 //! `Ir / N` is instructions per operation, setup excluded.
 
 use crate::impls::before::Before;
-use crate::impls::fdtable::{FdTable, FdTableRcu};
+use crate::impls::fdtable::{FdTable, FdTableRcu, FdTableRcuWith};
 use crate::impls::floor::Floor;
 use crate::impls::locked::{MutexTable, RwLockTable};
 use crate::impls::{AllocTable, BenchFile, NOFILE, Table};
@@ -30,6 +30,10 @@ pub const PATHS: &[(&str, &str)] = &[
     (
         "shared-borrow",
         "fdtable: fdget_rcu + drop, shared table (lent under an RCU section, no reference)",
+    ),
+    (
+        "shared-borrow-with",
+        "fdtable: with_fdget_rcu, shared table (the same borrow in its closure form)",
     ),
     ("alloc-close", "fdtable: dup + close, unshared table"),
     (
@@ -73,12 +77,24 @@ pub const PATHS: &[(&str, &str)] = &[
         "dd pair on the file objects directly (no lookup)",
     ),
     (
+        "dd-pair-rwlock",
+        "rwlock: dd pair, each fd through RwLock<Vec<Option<FileRef>>> (+ f_pos lock)",
+    ),
+    (
+        "dd-pair-mutex",
+        "mutex: dd pair, each fd through Mutex<Vec<Option<FileRef>>> (+ f_pos lock)",
+    ),
+    (
         "openneg",
         "fdtable-vfs: open of a missing path (reserve first)",
     ),
     (
         "openneg-before",
         "fdtable-vfs NaiveOpen: build the file first, deferred release",
+    ),
+    (
+        "ioctl-generic",
+        "fdtable-vfs: Task::ioctl FIONREAD on a pipe, shared table",
     ),
     (
         "ioctl-driver",
@@ -160,6 +176,7 @@ pub fn run_path(path: &str, n: u64) -> Result<(), String> {
         "light-lookup" => lookups::<FdTable>(n, false),
         "shared-lookup" => lookups::<FdTable>(n, true),
         "shared-borrow" => lookups::<FdTableRcu>(n, true),
+        "shared-borrow-with" => lookups::<FdTableRcuWith>(n, true),
         "shared-fget" => {
             let mut h: Files<BenchFile> = Files::new();
             for i in 0..4 {
@@ -205,6 +222,9 @@ pub fn run_path(path: &str, n: u64) -> Result<(), String> {
                 }
             });
         }
+        "dd-pair-rwlock" | "dd-pair-mutex" => {
+            crate::impls::locked_files::dd_instructions(path, n, run_dyn)?
+        }
         "dd-pair" | "dd-pair-shared" | "dd-floor" => {
             crate::workloads::dd::instructions(path, n, run_dyn)?
         }
@@ -226,6 +246,7 @@ pub fn run_path(path: &str, n: u64) -> Result<(), String> {
                 }
             });
         }
+        "ioctl-generic" => crate::workloads::ioctl::instructions(path, n, run_dyn)?,
         "ioctl-driver" => {
             use fdtable_vfs::devices::TESTDEV_IOC_GET;
             let mut task = fdtable_vfs::workloads::bench_task();

@@ -1,11 +1,12 @@
 //! Descriptor calls: install (one step, at a chosen fd, or reserve then install), close, the
-//! dup family, fcntl, close_range, the lookups (light `fdt_fdget2`, counted `fdt_fget2`) and
-//! the listing (`fdt_next_open_fd`).
+//! dup family and the atomic renumber, fcntl, close_range, the lookups (light `fdt_fdget2`,
+//! counted `fdt_fget2`) and the listing (`fdt_next_open_fd`).
 
 use crate::consts::FDT_FDPUT_FPUT;
 use crate::file::{fdt_file, from_c, into_c};
-use crate::files::{fdt_files, handle, handle_mut, put_out};
+use crate::files::{CTask, fdt_files, handle, handle_mut, put_out};
 use crate::guard::{PANICKED, guard, ret_int, ret_unit, ulong};
+use crate::payload::{fdt_fd_install_with, fdt_install_at_with, fdt_install_with};
 use fdtable::{Errno, FdState};
 use fdtable_vfs::uapi::{FMODE_PATH, O_CLOEXEC};
 use std::ffi::{c_int, c_uint, c_ulong};
@@ -24,7 +25,7 @@ pub struct fdt_fd {
 }
 
 impl fdt_fd {
-    const EMPTY: fdt_fd = fdt_fd {
+    pub(crate) const EMPTY: fdt_fd = fdt_fd {
         file: ptr::null_mut(),
         flags: 0,
     };
@@ -32,7 +33,8 @@ impl fdt_fd {
 
 /// Installs `file` at the lowest free descriptor below the soft `RLIMIT_NOFILE` (the kernel's
 /// `FD_ADD`: `get_unused_fd_flags` + `fd_install`). `FDT_O_CLOEXEC` in `flags` sets
-/// close-on-exec; other bits are ignored.
+/// close-on-exec; other bits are ignored. The descriptor's payload is 0 (`fdt_install_with`
+/// gives one).
 ///
 /// Ownership: consumes the caller's reference to `file`, also on failure (the file is put
 /// then, and released if that was its last reference).
@@ -50,30 +52,16 @@ pub unsafe extern "C" fn fdt_install(
     file: *mut fdt_file,
     flags: c_uint,
 ) -> c_int {
-    if file.is_null() {
-        return Errno::EINVAL.neg();
-    }
-    // SAFETY: the caller hands over one reference.
-    let file = unsafe { from_c(file) };
-    // SAFETY: the caller's contract.
-    let Some(task) = (unsafe { handle(files) }) else {
-        drop(file);
-        return Errno::EINVAL.neg();
-    };
-    guard(PANICKED.neg(), || {
-        ret_int(
-            task.files()
-                .install(file, flags & O_CLOEXEC, task.nofile())
-                .map(|fd| fd as c_int),
-        )
-    })
+    // SAFETY: the caller's contract, which is `fdt_install_with`'s.
+    unsafe { fdt_install_with(files, file, flags, 0) }
 }
 
 /// Installs `file` at the descriptor `fd` the caller chose (the kernel's `replace_fd`, as
 /// seccomp's `SECCOMP_ADDFD_FLAG_SETFD` uses it; WAMR's `fd_table_insert_existing`, a
 /// checkpoint or journal restore). If `fd` was open, what it referred to is closed first, as
 /// `fdt_dup2` closes it (flushed, error ignored). `FDT_O_CLOEXEC` in `flags` sets
-/// close-on-exec, else it is clear.
+/// close-on-exec, else it is clear. The descriptor's payload is 0 (`fdt_install_at_with`
+/// gives one).
 ///
 /// Ownership: consumes the caller's reference to `file`, also on failure (the file is put
 /// then, and released if that was its last reference).
@@ -82,7 +70,7 @@ pub unsafe extern "C" fn fdt_install(
 /// `FDT_O_CLOEXEC`; `-EBADF` if `fd` is negative or at or past the soft `RLIMIT_NOFILE`;
 /// `-EMFILE` if `fd` is at or past `nr_open` (the table cannot grow there; possible after
 /// `fdt_set_nr_open` lowered it); `-ENOMEM` if the table could not grow; `-EBUSY` if `fd` is
-/// reserved by `fdt_get_unused_fd`. On failure the table is unchanged.
+/// reserved (`fdt_get_unused_fd`, `fdt_reserve_owned`). On failure the table is unchanged.
 ///
 /// # Safety
 ///
@@ -95,29 +83,8 @@ pub unsafe extern "C" fn fdt_install_at(
     file: *mut fdt_file,
     flags: c_uint,
 ) -> c_int {
-    if file.is_null() {
-        return Errno::EINVAL.neg();
-    }
-    // SAFETY: the caller hands over one reference.
-    let file = unsafe { from_c(file) };
-    // SAFETY: the caller's contract.
-    let Some(task) = (unsafe { handle_mut(files) }) else {
-        drop(file);
-        return Errno::EINVAL.neg();
-    };
-    if flags & !O_CLOEXEC != 0 {
-        drop(file);
-        return Errno::EINVAL.neg();
-    }
-    guard(PANICKED.neg(), || {
-        let nofile = task.nofile();
-        // A negative `fd` is a huge `unsigned int`, at or past any limit: `EBADF`.
-        ret_int(
-            task.files_mut()
-                .replace_fd(fd as u32, file, flags, nofile)
-                .map(|fd| fd as c_int),
-        )
-    })
+    // SAFETY: the caller's contract, which is `fdt_install_at_with`'s.
+    unsafe { fdt_install_at_with(files, fd, file, flags, 0) }
 }
 
 /// Reserves the lowest free descriptor below the soft `RLIMIT_NOFILE` (the kernel's
@@ -126,7 +93,8 @@ pub unsafe extern "C" fn fdt_install_at(
 /// yet. `FDT_O_CLOEXEC` in `flags` sets close-on-exec; other bits are ignored.
 ///
 /// Then either `fdt_fd_install2` a file there, or give it back with `fdt_put_unused_fd2` (a
-/// failed open). A fork does not copy reserved descriptors.
+/// failed open), on this handle. A fork does not copy reserved descriptors. For an open that
+/// completes on another thread, `fdt_reserve_owned` gives a reservation that can travel.
 ///
 /// Returns the descriptor, `-EMFILE`, `-ENOMEM`, or `-EINVAL` if `files` is NULL.
 ///
@@ -191,6 +159,7 @@ pub unsafe extern "C" fn fdt_put_unused_fd(files: *mut fdt_files, fd: c_int) {
 }
 
 /// Installs `file` at `fd`, which `fdt_get_unused_fd` reserved (the kernel's `fd_install`).
+/// The descriptor's payload is 0 (`fdt_fd_install_with` gives one).
 ///
 /// Ownership: consumes the caller's reference to `file` in every case. On failure nothing is
 /// installed and the reference is put (the file is released if that was its last reference).
@@ -208,19 +177,8 @@ pub unsafe extern "C" fn fdt_fd_install2(
     fd: c_int,
     file: *mut fdt_file,
 ) -> c_int {
-    if file.is_null() {
-        return Errno::EINVAL.neg();
-    }
-    // SAFETY: the caller hands over one reference.
-    let file = unsafe { from_c(file) };
-    // SAFETY: the caller's contract.
-    let Some(task) = (unsafe { handle(files) }) else {
-        drop(file);
-        return Errno::EINVAL.neg();
-    };
-    guard(PANICKED.neg(), || {
-        ret_unit(task.files().fd_install(fd as u32, file))
-    })
+    // SAFETY: the caller's contract, which is `fdt_fd_install_with`'s.
+    unsafe { fdt_fd_install_with(files, fd, file, 0) }
 }
 
 /// Legacy form of `fdt_fd_install2` (deprecated): the same, silent about its failures (the
@@ -255,7 +213,8 @@ pub unsafe extern "C" fn fdt_close(files: *mut fdt_files, fd: c_int) -> c_int {
     guard(PANICKED.neg(), || ret_unit(task.close(fd)))
 }
 
-/// `dup(fd)`: the lowest free descriptor now refers to `fd`'s file, close-on-exec clear.
+/// `dup(fd)`: the lowest free descriptor now refers to `fd`'s file, close-on-exec clear, with
+/// a copy of `fd`'s payload.
 ///
 /// Returns the new descriptor, `-EBADF`, `-EMFILE`, or `-EINVAL` if `files` is NULL.
 ///
@@ -271,13 +230,13 @@ pub unsafe extern "C" fn fdt_dup(files: *mut fdt_files, fd: c_int) -> c_int {
     guard(PANICKED.neg(), || ret_int(task.dup(fd)))
 }
 
-/// `dup2(oldfd, newfd)`: `newfd` now refers to `oldfd`'s file, close-on-exec clear; what
-/// `newfd` referred to is closed first (flushed, error ignored). `dup2(fd, fd)` returns `fd`
-/// if it is open.
+/// `dup2(oldfd, newfd)`: `newfd` now refers to `oldfd`'s file, close-on-exec clear, with a
+/// copy of `oldfd`'s payload; what `newfd` referred to is closed first (flushed, error
+/// ignored). `dup2(fd, fd)` returns `fd` if it is open.
 ///
 /// Returns `newfd`, `-EBADF` if `oldfd` is not open or `newfd` is negative or at or past the
-/// soft `RLIMIT_NOFILE`, `-EBUSY` if `newfd` is reserved by `fdt_get_unused_fd`, `-ENOMEM`, or
-/// `-EINVAL` if `files` is NULL.
+/// soft `RLIMIT_NOFILE`, `-EBUSY` if `newfd` is reserved (`fdt_get_unused_fd`,
+/// `fdt_reserve_owned`), `-ENOMEM`, or `-EINVAL` if `files` is NULL.
 ///
 /// # Safety
 ///
@@ -316,10 +275,70 @@ pub unsafe extern "C" fn fdt_dup3(
     })
 }
 
+/// Moves the file at `from` to `to` in one step (WASI's `fd_renumber`; `dup2(from, to)`
+/// then `close(from)` under one lock hold): no other handle ever sees the file at both
+/// numbers, or at neither. Its per-fd payload moves with it; `to`'s close-on-exec bit is clear
+/// (as after `fdt_dup2`); what `to` referred to is closed first, as `fdt_dup2` closes it
+/// (flushed, error ignored). The moved file is not flushed: no descriptor to it is closed.
+/// `fdt_renumber(files, fd, fd)` returns `fd` if it is open.
+///
+/// Returns `to`; `-EBADF` if `from` is not open or `to` is negative or at or past the soft
+/// `RLIMIT_NOFILE`; `-EBUSY` if `to` is reserved (`fdt_get_unused_fd`, `fdt_reserve_owned`);
+/// `-ENOMEM`; `-EINVAL` if `files` is NULL. On failure nothing changes.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_renumber(files: *mut fdt_files, from: c_int, to: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        let nofile = task.nofile();
+        // Negative descriptors are huge `unsigned int`s, past any limit: `EBADF`.
+        ret_int(
+            task.files_mut()
+                .renumber(from as u32, to as u32, nofile)
+                .map(|fd| fd as c_int),
+        )
+    })
+}
+
+/// `fdt_renumber` onto a descriptor that must already be open, as WASI preview 1's
+/// `fd_renumber` requires (it replaces an open descriptor and never creates one); the check
+/// and the move are one step, so no other handle can close `to` in between.
+///
+/// Returns `to`; `-EBADF` if `from` or `to` is not open — free, negative, at or past the
+/// limit, or reserved (an open still in progress has not returned its number, so it is not an
+/// open descriptor yet: WASI's answer; `fdt_renumber` says `-EBUSY` there, as `dup2` does);
+/// `-EINVAL` if `files` is NULL. On failure nothing changes (a reservation stays).
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_renumber_onto(files: *mut fdt_files, from: c_int, to: c_int) -> c_int {
+    // SAFETY: the caller's contract.
+    let Some(task) = (unsafe { handle_mut(files) }) else {
+        return Errno::EINVAL.neg();
+    };
+    guard(PANICKED.neg(), || {
+        let nofile = task.nofile();
+        ret_int(
+            task.files_mut()
+                .renumber_onto(from as u32, to as u32, nofile)
+                .map(|fd| fd as c_int),
+        )
+    })
+}
+
 /// `fcntl(fd, cmd, arg)`:
 ///
-/// - `FDT_F_DUPFD` / `FDT_F_DUPFD_CLOEXEC`: the lowest free descriptor `>= arg`;
-///   `-EINVAL` if `arg` is at or past the soft `RLIMIT_NOFILE`, `-EMFILE` if none is free.
+/// - `FDT_F_DUPFD` / `FDT_F_DUPFD_CLOEXEC`: the lowest free descriptor `>= arg`, with a copy
+///   of `fd`'s payload; `-EINVAL` if `arg` is at or past the soft `RLIMIT_NOFILE`, `-EMFILE`
+///   if none is free.
 /// - `FDT_F_GETFD` / `FDT_F_SETFD`: the close-on-exec bit (`FDT_FD_CLOEXEC`).
 /// - `FDT_F_GETFL` / `FDT_F_SETFL`: access mode and status flags (`O_APPEND`, `O_NONBLOCK`
 ///   change; `O_DIRECT` is `-EINVAL` on these files).
@@ -380,7 +399,7 @@ pub unsafe extern "C" fn fdt_close_range(
 /// The light lookup itself (`Task::fdget`, spelled out so that both entry points inline the
 /// table's fast path: with two callers LLVM keeps `Task::fdget` out of line).
 #[inline(always)]
-fn light_lookup(task: &fdtable_vfs::Task, fd: c_int) -> Result<fdt_fd, Errno> {
+fn light_lookup(task: &CTask, fd: c_int) -> Result<fdt_fd, Errno> {
     let f = task.files().fdget(fd as u32).ok_or(Errno::EBADF)?;
     if f.f_mode() & FMODE_PATH != 0 {
         return Err(Errno::EBADF);
@@ -401,8 +420,9 @@ fn light_lookup(task: &fdtable_vfs::Task, fd: c_int) -> Result<fdt_fd, Errno> {
 /// If this handle is its table's only handle, no lock is taken and no reference is counted:
 /// the file is *borrowed* from the table, and the result is valid only until the next call on
 /// this handle that could close the descriptor or share the table (`fdt_close`, `fdt_dup2`,
-/// `fdt_dup3`, `fdt_install_at`, `fdt_close_range`, `fdt_exec`, `fdt_unshare`,
-/// `fdt_files_share2`, `fdt_files_put`); `fdt_fdput` it before any of those. To keep the
+/// `fdt_dup3`, `fdt_renumber`, `fdt_renumber_onto`, `fdt_install_at` and its `_with` form,
+/// `fdt_close_range`, `fdt_exec`, `fdt_unshare`, `fdt_files_share2`, `fdt_reserve_owned`,
+/// `fdt_files_put`); `fdt_fdput` it before any of those. To keep the
 /// file longer, take a reference with `fdt_file_get`. If the table is shared, the lookup
 /// takes a reference (`FDT_FDPUT_FPUT`), which `fdt_fdput` drops.
 ///

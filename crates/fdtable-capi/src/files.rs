@@ -4,16 +4,23 @@
 use crate::guard::{PANICKED, guard, ret_unit, ulong};
 use fdtable::Errno;
 use fdtable_vfs::uapi::CLONE_FILES;
-use fdtable_vfs::{File, Namespace, OpenHow, Opened, Task};
+use fdtable_vfs::{DEFAULT_NOFILE, File, Namespace, OpenHow, Opened, Task};
 use std::ffi::{c_int, c_ulong};
 use std::ptr;
 use std::sync::Arc;
+
+/// The per-fd payload of a C table: a `uint64_t` beside each descriptor's close-on-exec bit
+/// (see PAYLOAD in the header's introduction).
+pub(crate) type Payload = u64;
+
+/// A task whose table keeps a [`Payload`] per descriptor.
+pub(crate) type CTask = Task<Payload>;
 
 /// A descriptor table handle: one task's view of a table (the kernel's `current->files`),
 /// with that task's own `RLIMIT_NOFILE`. Opaque; made by `fdt_files_new`, `fdt_files_fork2`
 /// or `fdt_files_share2`, freed by `fdt_files_put`.
 pub struct fdt_files {
-    pub(crate) task: Task,
+    pub(crate) task: CTask,
 }
 
 /// The namespace of a C table: nothing can be opened by path; C callers make their files
@@ -26,7 +33,7 @@ impl Namespace for NoPaths {
     }
 }
 
-fn boxed(task: Task) -> *mut fdt_files {
+fn boxed(task: CTask) -> *mut fdt_files {
     Box::into_raw(Box::new(fdt_files { task }))
 }
 
@@ -63,7 +70,7 @@ pub(crate) unsafe fn put_out<T>(out: *mut T, value: T) {
 ///
 /// `files` is NULL or a live handle not used mutably elsewhere for `'a`.
 #[inline(always)]
-pub(crate) unsafe fn handle<'a>(files: *const fdt_files) -> Option<&'a Task> {
+pub(crate) unsafe fn handle<'a>(files: *const fdt_files) -> Option<&'a CTask> {
     // SAFETY: the caller's contract.
     unsafe { files.as_ref() }.map(|h| &h.task)
 }
@@ -74,7 +81,7 @@ pub(crate) unsafe fn handle<'a>(files: *const fdt_files) -> Option<&'a Task> {
 ///
 /// `files` is NULL or a live handle not used elsewhere for `'a`.
 #[inline(always)]
-pub(crate) unsafe fn handle_mut<'a>(files: *mut fdt_files) -> Option<&'a mut Task> {
+pub(crate) unsafe fn handle_mut<'a>(files: *mut fdt_files) -> Option<&'a mut CTask> {
     // SAFETY: the caller's contract.
     unsafe { files.as_mut() }.map(|h| &mut h.task)
 }
@@ -91,12 +98,15 @@ pub(crate) unsafe fn handle_mut<'a>(files: *mut fdt_files) -> Option<&'a mut Tas
 /// report `-ENOMEM`.
 #[unsafe(no_mangle)]
 pub extern "C" fn fdt_files_new() -> *mut fdt_files {
-    guard(ptr::null_mut(), || boxed(Task::new(Arc::new(NoPaths))))
+    guard(ptr::null_mut(), || {
+        boxed(Task::with_fd_payload(Arc::new(NoPaths), DEFAULT_NOFILE))
+    })
 }
 
 /// Frees a handle (`put_files_struct` for this task). If it was the table's last handle, every
 /// descriptor still open is closed: each file's `flush` runs, and its `release` if that was
-/// its last reference.
+/// its last reference. (A live `struct fdt_reservation` holds a handle too: the table then
+/// closes when the reservation ends.)
 ///
 /// Ownership: consumes `files`. NULL is ignored.
 ///
@@ -115,8 +125,8 @@ pub unsafe extern "C" fn fdt_files_put(files: *mut fdt_files) {
 }
 
 /// `fork()`: makes a new table holding a copy of `files`'s descriptors (each open file gains
-/// one reference; close-on-exec bits copied; descriptors reserved by `fdt_get_unused_fd` are
-/// not copied), with a copy of its `RLIMIT_NOFILE`, and stores the caller's handle on it in
+/// one reference; close-on-exec bits and payloads copied; reserved descriptors are not
+/// copied), with a copy of its `RLIMIT_NOFILE`, and stores the caller's handle on it in
 /// `*child`.
 ///
 /// Ownership: `files` stays the caller's; the caller owns `*child` (free it with

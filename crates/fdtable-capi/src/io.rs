@@ -2,14 +2,14 @@
 //! poll, with the kernel's checks in the kernel's order before the file's callback runs.
 
 use crate::file::{CFile, fdt_stat};
-use crate::files::{fdt_files, handle};
+use crate::files::{CTask, fdt_files, handle};
 use crate::guard::{PANICKED, guard, ret_i64, ret_size};
 use fdtable::Errno;
 use fdtable_vfs::uapi::{
     FMODE_CAN_READ, FMODE_CAN_WRITE, FMODE_PREAD, FMODE_PWRITE, FMODE_READ, FMODE_WRITE,
     MAX_RW_COUNT,
 };
-use fdtable_vfs::{HostMemory, NoMemory, PollFd, Task};
+use fdtable_vfs::{HostMemory, NoMemory, PollFd};
 use std::ffi::{c_int, c_long, c_short, c_uint, c_ulong, c_void};
 
 /// Which transfer a NULL buffer was given to.
@@ -22,7 +22,7 @@ enum Dir {
 /// The answer for a NULL buffer with a non-zero count: the kernel's checks up to
 /// `access_ok`, in its order (`EBADF` for the fd, `ESPIPE` for positional I/O on a stream,
 /// `EBADF` for the access mode, `EINVAL` for a missing operation), then `EFAULT`.
-fn null_buffer(task: &Task, fd: i32, dir: Dir, offset: Option<i64>) -> Result<usize, Errno> {
+fn null_buffer(task: &CTask, fd: i32, dir: Dir, offset: Option<i64>) -> Result<usize, Errno> {
     if offset.is_some_and(|o| o < 0) {
         return Err(Errno::EINVAL);
     }

@@ -9,7 +9,10 @@
 //!
 //! - `struct fdt_files` is a task's handle on a descriptor table: an
 //!   [`fdtable_vfs::Task`] (the table handle, its own `RLIMIT_NOFILE`, and a namespace with
-//!   nothing in it — C callers open their files themselves and install them).
+//!   nothing in it — C callers open their files themselves and install them) whose table keeps
+//!   a `u64` payload per descriptor (the `fdt_*payload*` calls).
+//! - `struct fdt_reservation` is an [`fdtable::OwnedFdReservation`]: a reserved fd with its own
+//!   handle on the table, which C may hand to another thread.
 //! - `struct fdt_file` is an open file description, an [`fdtable_vfs::File`] inside a
 //!   [`fdtable::FileRef`]: a `struct fdt_file *` is the address `FileRef::into_raw` hands out,
 //!   and each reference the C side owns is one count on it.
@@ -44,6 +47,10 @@ pub mod files;
 pub mod file;
 // Descriptors.
 pub mod fd;
+// Per-fd payloads.
+pub mod payload;
+// Owned reservations.
+pub mod reservation;
 // I/O.
 pub mod io;
 
@@ -54,4 +61,6 @@ pub use fd::*;
 pub use file::*;
 pub use files::*;
 pub use io::*;
+pub use payload::*;
+pub use reservation::*;
 pub use version::*;

@@ -26,7 +26,7 @@ proptest! {
 #[test]
 fn seeds() {
     // new file (kind all callbacks, RDWR), install, dup2 far, share, fdget on both, exec.
-    let seeds: [&[u8]; 4] = [
+    let seeds: [&[u8]; 5] = [
         &[
             7, 0xff, 2, 10, 0, 1, 0, 16, 0, 0, 10, 0, 3, 0, 20, 0, 10, 20, 1, 10, 5, 0,
         ],
@@ -38,6 +38,13 @@ fn seeds() {
         ],
         &[
             7, 0xff, 2, 10, 0, 0, 0, 3, 0, 19, 1, 0, 0, 0, 2, 14, 0, 0, 1, 0, 1, 1,
+        ],
+        // The 0.4 calls: install_with (payload 1), reserve_owned, a second file installed
+        // through the reservation with payload 3, renumber_onto over it, fdget_with_payload,
+        // cmpxchg of the payload 1 -> 2, renumber onto a free number.
+        &[
+            7, 0xff, 2, 38, 0, 0, 0, 2, 1, 0, 42, 0, 0, 7, 0xff, 2, 43, 2, 2, 3, 0, 0, 36, 0, 0, 1,
+            1, 41, 0, 1, 37, 0, 1, 2, 2, 2, 1, 2, 1, 36, 0, 1, 9, 0, 41, 0, 9,
         ],
     ];
     for s in seeds {

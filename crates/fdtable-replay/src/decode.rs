@@ -348,8 +348,6 @@ pub fn decode(call: &Call) -> Decoded {
             d.early = empty_path_early(arg(1));
             return d;
         }
-        "creat" => new(ReserveFirst, false, Kind::File),
-        "socket" => new(CreateFirst, flag(1, "SOCK_CLOEXEC"), Kind::Anon),
         "accept" | "accept4" => {
             let cloexec = name == "accept4" && flag(3, "SOCK_CLOEXEC");
             return Decoded::op(new(Accept, cloexec, Kind::Anon)).with(
@@ -358,10 +356,6 @@ pub fn decode(call: &Call) -> Decoded {
                 true,
             );
         }
-        "eventfd" | "epoll_create" | "inotify_init" => new(CreateFirst, false, Kind::Anon),
-        "eventfd2" => new(CreateFirst, flag(1, "EFD_CLOEXEC"), Kind::Anon),
-        "epoll_create1" => new(CreateFirst, flag(0, "EPOLL_CLOEXEC"), Kind::Anon),
-        "inotify_init1" => new(CreateFirst, flag(0, "IN_CLOEXEC"), Kind::Anon),
         "signalfd" | "signalfd4" => {
             if arg(0).trim() == "-1" {
                 let cloexec = name == "signalfd4" && flag(3, "SFD_CLOEXEC");
@@ -371,21 +365,8 @@ pub fn decode(call: &Call) -> Decoded {
                 return plain(one(0, NoPath), Ebadf::Strict, true);
             }
         }
-        "timerfd_create" => new(CreateFirst, flag(1, "TFD_CLOEXEC"), Kind::Anon),
-        "memfd_create" => new(CreateFirst, flag(1, "MFD_CLOEXEC"), Kind::Anon),
-        "memfd_secret" => new(CreateFirst, flag(0, "O_CLOEXEC"), Kind::Anon),
-        "userfaultfd" => new(CreateFirst, flag(0, "O_CLOEXEC"), Kind::Anon),
-        "fanotify_init" => new(CreateFirst, flag(0, "FAN_CLOEXEC"), Kind::Anon),
-        "perf_event_open" => new(CreateFirst, flag(4, "PERF_FLAG_FD_CLOEXEC"), Kind::Anon),
-        "open_tree" | "open_tree_attr" => {
-            new(CreateFirst, flag(2, "OPEN_TREE_CLOEXEC"), Kind::Anon)
-        }
         // A task that dies inside a call whose number strace cannot read any more.
         "???" if matches!(call.ret, crate::parse::Ret::Unknown) => Op::Plain,
-        "fsopen" => new(CreateFirst, flag(1, "FSOPEN_CLOEXEC"), Kind::Anon),
-        "fspick" => new(CreateFirst, flag(2, "FSPICK_CLOEXEC"), Kind::Anon),
-        "fsmount" => new(CreateFirst, flag(1, "FSMOUNT_CLOEXEC"), Kind::Anon),
-        "mq_open" => new(ReserveFirst, flag(1, "O_CLOEXEC"), Kind::File),
         "pidfd_open" => {
             // The process it refers to (a thread with PIDFD_THREAD): pidfd_getfd's target.
             let kind = scan::leading_int(arg(0))
@@ -406,7 +387,6 @@ pub fn decode(call: &Call) -> Decoded {
             d.remote = fd_arg(arg(1), Raw);
             return d;
         }
-        "io_uring_setup" => new(CreateFirst, true, Kind::IoUring),
         "landlock_create_ruleset" => {
             if arg(2).contains("VERSION") || arg(2).contains("ERRATA") {
                 Op::Plain
@@ -415,12 +395,10 @@ pub fn decode(call: &Call) -> Decoded {
             }
         }
         "bpf" => {
-            let c = arg(0);
-            let fd_cmd = c.contains("_CREATE")
-                || c.contains("_LOAD")
-                || c.contains("GET_FD_BY_ID")
-                || c == "BPF_OBJ_GET"
-                || c == "BPF_RAW_TRACEPOINT_OPEN";
+            let c = strip_comment(arg(0));
+            let fd_cmd = fdtable_syscalls::bpf::creates_named(&c)
+                || (c.starts_with(|x: char| x.is_ascii_digit())
+                    && fdtable_syscalls::bpf::creates(num(&c)));
             if fd_cmd {
                 new(CreateFirst, true, Kind::Anon)
             } else {
@@ -570,6 +548,8 @@ pub fn decode(call: &Call) -> Decoded {
         // A zero length returns before the descriptors are looked up.
         "splice" if scan::leading_int(arg(4)) == Some(0) => Op::Plain,
         "tee" if scan::leading_int(arg(2)) == Some(0) => Op::Plain,
+        // Every other call that creates one descriptor, as the catalogue says.
+        name if let Some(op) = catalogue_create(name, &a) => op,
         name => {
             if let Some(fc) = syscalls::fd_call(name) {
                 let mut d = plain(
@@ -703,33 +683,11 @@ fn raw_fd(s: &str) -> Option<u32> {
 /// The value of an ioctl command as strace prints it: a name from the table below, a number,
 /// or `_IOC(_IOC_NONE, 0xb7, 0x1, 0)`.
 fn ioctl_cmd_value(cmd: &str) -> Option<u32> {
-    const NAMED: &[(&str, u32)] = &[
-        ("TIOCGPTPEER", 0x5441),
-        ("TUNGETDEVNETNS", 0x54e3),
-        ("SIOCGSKNS", 0x894c),
-        ("NS_GET_USERNS", 0xb701),
-        ("NS_GET_PARENT", 0xb702),
-        ("KVM_CREATE_VM", 0xae01),
-        ("KVM_CREATE_VCPU", 0xae41),
-        ("KVM_GET_STATS_FD", 0xaece),
-        ("VFIO_GROUP_GET_DEVICE_FD", 0x3b6a),
-        ("USERFAULTFD_IOC_NEW", 0xaa00),
-        ("PIDFD_GET_CGROUP_NAMESPACE", 0xff01),
-        ("PIDFD_GET_IPC_NAMESPACE", 0xff02),
-        ("PIDFD_GET_MNT_NAMESPACE", 0xff03),
-        ("PIDFD_GET_NET_NAMESPACE", 0xff04),
-        ("PIDFD_GET_PID_NAMESPACE", 0xff05),
-        ("PIDFD_GET_PID_FOR_CHILDREN_NAMESPACE", 0xff06),
-        ("PIDFD_GET_TIME_NAMESPACE", 0xff07),
-        ("PIDFD_GET_TIME_FOR_CHILDREN_NAMESPACE", 0xff08),
-        ("PIDFD_GET_USER_NAMESPACE", 0xff09),
-        ("PIDFD_GET_UTS_NAMESPACE", 0xff0a),
-    ];
     let cmd = cmd.trim();
     // strace prints a value two names share as `A or B`.
     for name in cmd.split(" or ") {
-        if let Some(&(_, v)) = NAMED.iter().find(|(n, _)| *n == name.trim()) {
-            return Some(v);
+        if let Some(c) = fdtable_syscalls::ioctl::by_name(name.trim()) {
+            return Some(c.cmd);
         }
     }
     if let Some(inner) = cmd.strip_prefix("_IOC(").and_then(|c| c.strip_suffix(')')) {
@@ -751,16 +709,56 @@ fn ioctl_cmd_value(cmd: &str) -> Option<u32> {
     None
 }
 
-/// Whether an ioctl command returns a new descriptor, and if so whether it is close-on-exec.
-/// TIOCGPTPEER and USERFAULTFD_IOC_NEW take the new fd's flags as their argument; the
-/// namespace, KVM and VFIO commands always set O_CLOEXEC.
+/// Whether an ioctl command returns a new descriptor, and if so whether it is close-on-exec
+/// (the catalogue's commands: TIOCGPTPEER and USERFAULTFD_IOC_NEW take the new fd's flags as
+/// their argument; the namespace, KVM and VFIO commands always set O_CLOEXEC).
 fn ioctl_new_fd(cmd: &str, arg: &str) -> Option<bool> {
-    match ioctl_cmd_value(cmd)? {
-        0x5441 | 0xaa00 => Some(has_cloexec_flag(arg, "O_CLOEXEC")),
-        0x54e3 | 0x894c | 0xb701 | 0xb702 | 0xae01 | 0xae41 | 0xaece | 0x3b6a => Some(true),
-        0xff01..=0xff0a => Some(true),
+    use fdtable_syscalls::{Cloexec, ioctl};
+    match ioctl::by_value(ioctl_cmd_value(cmd)?)?.effect {
+        ioctl::Effect::Create(Cloexec::Flag { name, .. }) => Some(has_cloexec_flag(arg, name)),
+        ioctl::Effect::Create(Cloexec::Always) => Some(true),
+        ioctl::Effect::Create(Cloexec::Never) => Some(false),
         _ => None,
     }
+}
+
+/// A call the catalogue says creates one descriptor, returned as its result: its allocation
+/// order, close-on-exec source and kind (io_uring, a file opened by name, or an object).
+fn catalogue_create(name: &str, a: &[&str]) -> Option<Op> {
+    use fdtable_syscalls::{Cloexec, Count, Effect, Later, Order};
+    let s = fdtable_syscalls::by_name(name)?;
+    let Effect::Create(c) = s.effect else {
+        return None;
+    };
+    if c.count != Count::One {
+        return None;
+    }
+    let alloc = match c.order {
+        Order::ReserveFirst => Alloc::ReserveFirst,
+        Order::CreateFirst => Alloc::CreateFirst,
+        Order::Accept => Alloc::Accept,
+    };
+    let cloexec = match c.cloexec {
+        Cloexec::Never => false,
+        Cloexec::Always => true,
+        Cloexec::Flag { arg, name, .. } => {
+            has_cloexec_flag(a.get(arg as usize).copied().unwrap_or(""), name)
+        }
+        Cloexec::Field { .. } => return None,
+    };
+    let kind = if c.later == Later::Ring {
+        Kind::IoUring
+    } else if c.order == Order::ReserveFirst {
+        Kind::File
+    } else {
+        Kind::Anon
+    };
+    Some(Op::NewFd {
+        alloc,
+        cloexec,
+        kind,
+        opath: false,
+    })
 }
 
 fn open_op(flags: &str) -> Op {
@@ -903,19 +901,20 @@ fn fcntl_op(a: &[&str]) -> Decoded {
         _ => {
             // fs/fcntl.c: `fdget_raw`, then EBADF for an O_PATH file unless the command is
             // one check_fcntl_cmd allows; do_fcntl's own EBADFs are the lock types against
-            // the access mode and the pipe commands on other files.
-            let (lookup, ebadf) = match cmd {
-                "F_GETFL" | "F_CREATED_QUERY" => (Lookup::Raw, Ebadf::Strict),
-                "F_SETFL" | "F_GETLK" | "F_OFD_GETLK" | "F_GETOWN" | "F_SETOWN" | "F_GETOWN_EX"
-                | "F_SETOWN_EX" | "F_GETOWNER_UIDS" | "F_GETSIG" | "F_SETSIG" | "F_GETLEASE"
-                | "F_SETLEASE" | "F_NOTIFY" | "F_ADD_SEALS" | "F_GET_SEALS" | "F_GET_RW_HINT"
-                | "F_SET_RW_HINT" => (Lookup::NoPath, Ebadf::Strict),
-                "F_SETLK" | "F_SETLKW" | "F_OFD_SETLK" | "F_OFD_SETLKW" | "F_SETLK64"
-                | "F_SETLKW64" | "F_GETLK64" | "F_SETPIPE_SZ" | "F_GETPIPE_SZ" => {
-                    (Lookup::NoPath, Ebadf::Other(syscalls::FCNTL_OTHER))
-                }
+            // the access mode and the pipe commands on other files (the catalogue's).
+            let (lookup, ebadf) = match fdtable_syscalls::fcntl::by_name(cmd) {
+                Some(c) => (
+                    match c.lookup {
+                        fdtable_syscalls::Lookup::Raw => Lookup::Raw,
+                        fdtable_syscalls::Lookup::NoPath => Lookup::NoPath,
+                    },
+                    match c.ebadf {
+                        fdtable_syscalls::Ebadf::Other(why) => Ebadf::Other(why),
+                        _ => Ebadf::Strict,
+                    },
+                ),
                 // A command this replay does not know: a newer kernel may allow it on O_PATH.
-                _ => (Lookup::Raw, Ebadf::Other(syscalls::FCNTL_OTHER)),
+                None => (Lookup::Raw, Ebadf::Other(syscalls::FCNTL_OTHER)),
             };
             return Decoded::op(Op::Plain).with(
                 vec![FdArg {
@@ -933,34 +932,7 @@ fn fcntl_op(a: &[&str]) -> Decoded {
 
 /// fcntl commands by number (`-X raw`, and those newer than strace 6.1).
 fn fcntl_cmd_name(n: i64) -> Option<&'static str> {
-    Some(match n {
-        3 => "F_GETFL",
-        4 => "F_SETFL",
-        5 => "F_GETLK",
-        6 => "F_SETLK",
-        7 => "F_SETLKW",
-        8 => "F_SETOWN",
-        9 => "F_GETOWN",
-        10 => "F_SETSIG",
-        11 => "F_GETSIG",
-        15 => "F_SETOWN_EX",
-        16 => "F_GETOWN_EX",
-        17 => "F_GETOWNER_UIDS",
-        36 => "F_OFD_GETLK",
-        37 => "F_OFD_SETLK",
-        38 => "F_OFD_SETLKW",
-        1024 => "F_SETLEASE",
-        1025 => "F_GETLEASE",
-        1026 => "F_NOTIFY",
-        1028 => "F_CREATED_QUERY",
-        1031 => "F_SETPIPE_SZ",
-        1032 => "F_GETPIPE_SZ",
-        1033 => "F_ADD_SEALS",
-        1034 => "F_GET_SEALS",
-        1035 => "F_GET_RW_HINT",
-        1036 => "F_SET_RW_HINT",
-        _ => return None,
-    })
+    fdtable_syscalls::fcntl::by_value(u32::try_from(n).ok()?).map(|c| c.name)
 }
 
 /// The fds of every `SCM_RIGHTS` control message in `args`; `Some(None)` if one was

@@ -1,21 +1,22 @@
-//! `fdtable run`: arguments, starting the first process, and the exit status.
+//! `fdtable run`: arguments, the three processes (the waiter, the supervisor, the program),
+//! and the exit status.
 //!
-//! Exit status: the program's. A program killed by a signal is reported the way a native
-//! run reports it: the supervisor restores the signal's default action and kills itself with
-//! it, so the caller's `wait` sees `WIFSIGNALED` with the same signal (a shell prints the same
-//! "Killed" or "Segmentation fault" and sets `$?` to 128+N). The core-dump bit is not
-//! reproduced (the supervisor does not dump core for the program). When the program cannot be
-//! started: 127 if it is not found, 126 if it cannot be executed (as shells do), 125 if the
-//! supervisor itself cannot run.
+//! The process the caller started is the **waiter**: it forks the supervisor (which leaves
+//! the caller's session) and the program (which stays in the caller's process group), waits
+//! for both, and exits as the program did. Exit status: the program's. A program killed by a
+//! signal is reported the way a native run reports it: the waiter restores the signal's
+//! default action and kills itself with it, so the caller's `wait` sees `WIFSIGNALED` with the
+//! same signal (the core-dump bit is not reproduced). When the program cannot be started: 127
+//! if it is not found, 126 if it cannot be executed (as shells do), 125 if `fdtable run`
+//! itself cannot run.
 
 use crate::filter;
 use crate::procfs;
-use crate::sup::{Config, Exit, Supervisor};
-use crate::sys::{self, ChildPlan, Step};
+use crate::sup::{self, Config, State, Stats};
+use crate::sys::{self, ProgramPlan, Status, Step};
 use nix::sys::ptrace;
-use nix::unistd::Pid;
 use std::ffi::{CString, OsString};
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -23,21 +24,21 @@ use std::path::{Path, PathBuf};
 /// Arguments of `fdtable run`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
-    /// The virtual RLIMIT_NOFILE (soft and hard) of the first process; default: the caller's.
+    /// RLIMIT_NOFILE (soft and hard) of the program; default: the caller's.
     #[arg(long)]
     pub nofile: Option<u64>,
     /// When each process exits, list on stderr the descriptors it still holds and the call
     /// that created each (as `valgrind --track-fds=yes`).
     #[arg(long)]
     pub track_fds: bool,
-    /// Write the supervisor's counters as JSON to this file at the end (for tests and the
-    /// benchmark): traced calls, exit stops, injections, host descriptors at start and end.
-    #[arg(long, hide = true)]
-    pub stats: Option<PathBuf>,
-    /// At every process exit, compare its real descriptor table with the library's and
-    /// count the differences (slow; for tests).
-    #[arg(long, hide = true)]
+    /// Compare every process's table in the library with the kernel's after each notified
+    /// call (slow); differences are printed and counted.
+    #[arg(long)]
     pub check_tables: bool,
+    /// Write the supervisor's counters as JSON to this file at the end (for tests and the
+    /// benchmark).
+    #[arg(long)]
+    pub stats: Option<PathBuf>,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub cmd: Vec<OsString>,
@@ -70,48 +71,30 @@ fn resolve(cmd: &OsString) -> Option<PathBuf> {
     found_not_exec
 }
 
-fn host_fd_count() -> usize {
-    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1))
-}
-
 /// Runs `fdtable run`; returns the exit code (or does not return: dies of the program's
 /// signal).
 pub fn run(args: RunArgs) -> i32 {
     let inherited = procfs::inherited_fds();
-    let host_fds_start = host_fd_count();
-    let code = run_inner(&args, &inherited);
-    if let Some(path) = &args.stats
-        && let Some((stats, _)) = &code.1
-    {
-        let v = serde_json::json!({
-            "seccomp_stops": stats.seccomp_stops,
-            "exit_stops": stats.exit_stops,
-            "emulated": stats.emulated,
-            "injected": stats.injected,
-            "refused": stats.refused,
-            "tasks": stats.tasks,
-            "signals": stats.signals,
-            "table_mismatches": stats.table_mismatches,
-            "orphans_closed": stats.orphans_closed,
-            "placeholders": stats.placeholders,
-            "placeholders_retired": stats.placeholders_retired,
-            "host_fds_start": host_fds_start,
-            "host_fds_end": host_fd_count(),
-        });
+    let host_fds_start = procfs::own_fd_count();
+    let (code, stats) = run_inner(&args, &inherited);
+    if let Some(path) = &args.stats {
+        let mut v = stats.unwrap_or(serde_json::json!({}));
+        v["host_fds_start"] = host_fds_start.into();
+        v["host_fds_end"] = procfs::own_fd_count().into();
         let _ = std::fs::write(path, v.to_string());
     }
     match code {
-        (Ok(c), _) => c,
-        (Err(sig), _) => sys::reraise(sig),
+        Ok(c) => c,
+        Err(sig) => sys::reraise(sig),
     }
 }
 
-type Outcome = (Result<i32, i32>, Option<(crate::sup::Stats, ())>);
+type Outcome = (Result<i32, i32>, Option<serde_json::Value>);
 
 fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
     let fail = |code: i32| (Ok(code), None);
     if !sys::is_single_threaded() {
-        say("the supervisor must be single-threaded to fork");
+        say("fdtable run must be single-threaded to fork");
         return fail(125);
     }
     let Some(path) = resolve(&args.cmd[0]) else {
@@ -121,55 +104,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
         ));
         return fail(127);
     };
-    let (soft, hard) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
-        .unwrap_or((1024, 4096));
-    let nofile = args.nofile.map_or((soft, hard), |n| (n, n));
-    // A control buffer the kernel accepts must fit what the supervisor translates.
-    let optmem: usize = std::fs::read_to_string("/proc/sys/net/core/optmem_max")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(0);
-    if optmem > crate::handlers::MAX_CONTROL {
-        say(format!(
-            "net.core.optmem_max ({optmem}) is above the {} bytes of control messages the supervisor translates",
-            crate::handlers::MAX_CONTROL
-        ));
-        return fail(125);
-    }
-    let nr_open: u64 = std::fs::read_to_string("/proc/sys/fs/nr_open")
-        .ok()
-        .and_then(|s| s.trim().parse().ok())
-        .unwrap_or(1 << 20);
-    // The real limit: as high as the supervisor may go.
-    let res = nix::sys::resource::Resource::RLIMIT_NOFILE;
-    let real_limit = if nix::sys::resource::setrlimit(res, nr_open, nr_open).is_ok() {
-        nr_open
-    } else {
-        let _ = nix::sys::resource::setrlimit(res, hard, hard);
-        hard
-    };
-    // Placeholders fill the bottom of every real table (see `docs/RUN.md`), as many as fit
-    // beside the program's own descriptors: the real table must hold one real descriptor
-    // for each of the program's (its virtual soft limit, and what it inherits), with some
-    // slack, or the program would run out before its limit says. Without room (a real limit
-    // that cannot be raised above the virtual one) there are none, and the program's real
-    // descriptors may take any number below the real limit.
-    let n = inherited.len() as u64;
-    let want = nofile.1.clamp(64, 65536);
-    let room = real_limit
-        .saturating_sub(nofile.0.saturating_add(n) + crate::sup::SLACK)
-        .min(real_limit.saturating_sub(2 * n + 8));
-    let placeholders = want.min(room) as i32;
-    let cfg = Config {
-        nofile,
-        track_fds: args.track_fds,
-        placeholders,
-        real_limit,
-        check_tables: args.check_tables,
-        nr_open,
-    };
-
-    // What the child needs, prepared before fork.
+    // What the program needs, prepared before any fork.
     let to_c = |s: &[u8]| CString::new(s).ok();
     let Some(cpath) = to_c(path.as_os_str().as_bytes()) else {
         say("the command contains a NUL byte");
@@ -199,100 +134,108 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
     let mut envp: Vec<*const libc::c_char> = strings[argc..].iter().map(|s| s.as_ptr()).collect();
     envp.push(std::ptr::null());
 
-    let pipe = || nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC);
-    let (Ok((go_r, go_w)), Ok((err_r, err_w))) = (pipe(), pipe()) else {
-        say("cannot create pipes");
+    // Two channels, so that `fdtable run` fits in a table as small as the program's may be
+    // (`ulimit -n 8`): the waiter and the supervisor (the supervisor's ids, the program's
+    // pid, a failed setup step, the counters), the program and the supervisor (the
+    // listener's number or a failed step, then "go"). Both close-on-exec.
+    let pair = || {
+        std::os::unix::net::UnixStream::pair().map(|(a, b)| (OwnedFd::from(a), OwnedFd::from(b)))
+    };
+    let (Ok((ws_w, ws_s)), Ok((cs_c, cs_s))) = (pair(), pair()) else {
+        say("cannot create the supervisor's channels");
         return fail(125);
     };
-    // The descriptor the placeholders copy, when there are any.
-    let placeholder: Option<OwnedFd> = if placeholders > 0 {
-        match nix::fcntl::open(
-            "/dev/null",
-            nix::fcntl::OFlag::O_PATH | nix::fcntl::OFlag::O_CLOEXEC,
-            nix::sys::stat::Mode::empty(),
-        ) {
-            Ok(fd) => Some(fd),
-            Err(e) => {
-                say(format!("cannot open /dev/null: {e}"));
-                return fail(125);
-            }
-        }
-    } else {
-        None
+    let cfg = Config {
+        track_fds: args.track_fds,
+        check_tables: args.check_tables,
+        emulate_dumpable: !sys::has_capability(sys::CAP_SYS_PTRACE),
     };
-    // Without placeholders the inherited descriptors keep their numbers in the real table;
-    // with them the i-th moves to `placeholders + i`.
-    let initial: Vec<(u32, i32)> = inherited
-        .iter()
-        .enumerate()
-        .map(|(i, &f)| {
-            let real = if placeholders > 0 {
-                placeholders + i as i32
-            } else {
-                f
-            };
-            (f as u32, real)
-        })
-        .collect();
-    let plan = ChildPlan {
-        path: cpath,
-        argv,
-        envp,
-        strings,
-        inherited: inherited.to_vec(),
-        placeholders,
-        keep: {
-            let mut k = inherited.to_vec();
-            k.extend([go_r.as_raw_fd(), err_w.as_raw_fd()]);
-            k.sort_unstable();
-            k
-        },
-        real_limit,
-        placeholder: placeholder.as_ref().map_or(-1, |p| p.as_raw_fd()),
-        go: go_r.as_raw_fd(),
-        err: err_w.as_raw_fd(),
-        filter: filter::program(),
-    };
-    let child = match sys::spawn(&plan) {
-        Ok(p) => p,
+    let waiter = std::process::id() as i32;
+    let sup_pid = match sys::fork() {
         Err(e) => {
             say(format!("fork: {e}"));
             return fail(125);
         }
+        Ok(None) => {
+            // The supervisor.
+            let mut keep = vec![2, ws_s.as_raw_fd(), cs_s.as_raw_fd()];
+            keep.sort_unstable();
+            keep.dedup();
+            sys::close_all_but(&keep);
+            std::mem::forget((ws_w, cs_c));
+            let code = supervise(cfg, waiter, ws_s, cs_s);
+            std::process::exit(code);
+        }
+        Ok(Some(p)) => p.as_raw(),
     };
-    drop((go_r, err_w, placeholder));
-    let opts = ptrace::Options::PTRACE_O_TRACESECCOMP
-        | ptrace::Options::PTRACE_O_TRACEFORK
-        | ptrace::Options::PTRACE_O_TRACEVFORK
-        | ptrace::Options::PTRACE_O_TRACECLONE
-        | ptrace::Options::PTRACE_O_TRACEEXEC
-        | ptrace::Options::PTRACE_O_TRACEEXIT
-        | ptrace::Options::PTRACE_O_TRACESYSGOOD
-        | ptrace::Options::PTRACE_O_EXITKILL;
-    if let Err(e) = ptrace::seize(child, opts) {
-        say(format!("cannot trace the program (ptrace: {e})"));
-        let _ = nix::sys::signal::kill(child, nix::sys::signal::Signal::SIGKILL);
-        let _ = nix::sys::wait::waitpid(child, None);
+    drop((ws_s, cs_s));
+    let mut ws = std::io::BufReader::new(std::fs::File::from(ws_w));
+    let mut ids = String::new();
+    let _ = ws.read_line(&mut ids);
+    let supervisor: Vec<i32> = ids
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if supervisor.is_empty() {
+        say("the supervisor did not start");
+        let _ = sys::wait(sup_pid, 0);
         return fail(125);
     }
-    let mut go_w = std::fs::File::from(go_w);
-    let _ = go_w.write_all(b"g");
-    drop(go_w);
+    let ctx = filter::Context {
+        supervisor: supervisor.clone(),
+        dumpable: cfg.emulate_dumpable,
+    };
+    let plan = ProgramPlan {
+        path: cpath,
+        argv,
+        envp,
+        strings,
+        keep: {
+            let mut k = inherited.to_vec();
+            k.push(cs_c.as_raw_fd());
+            k.sort_unstable();
+            k
+        },
+        nofile: args.nofile,
+        filter: filter::program(&ctx),
+        channel: cs_c.as_raw_fd(),
+        supervisor: supervisor[0],
+    };
+    let child = match sys::spawn_program(&plan) {
+        Ok(p) => p,
+        Err(e) => {
+            say(format!("fork: {e}"));
+            drop(ws);
+            let _ = sys::wait(sup_pid, 0);
+            return fail(125);
+        }
+    };
+    drop(cs_c);
+    let _ = writeln!(ws.get_mut(), "{}", child.as_raw());
     sys::forward_signals_to(child);
 
-    let mut sup = Supervisor::new(cfg, child.as_raw(), &initial);
-    let exit = sup.run();
-    let stats = sup.stats.clone();
-    drop(sup);
-
-    // A setup or exec failure is reported through the error pipe.
-    let mut err = std::fs::File::from(err_r);
-    let mut msg = Vec::new();
-    let _ = err.read_to_end(&mut msg);
-    drop(err);
-    if msg.len() >= 8 {
-        let step = u32::from_ne_bytes(msg[..4].try_into().unwrap());
-        let errno = i32::from_ne_bytes(msg[4..8].try_into().unwrap());
+    let exit = sys::wait(child.as_raw(), 0);
+    // The supervisor ends when every traced process has: a failed setup step, then its
+    // counters.
+    let mut rest = String::new();
+    let _ = ws.read_to_string(&mut rest);
+    let _ = sys::wait(sup_pid, 0);
+    let mut stats = None;
+    let mut failed = None;
+    for line in rest.lines() {
+        if let Some(v) = line.strip_prefix("stats ") {
+            stats = serde_json::from_str(v).ok();
+        } else if let Some(v) = line.strip_prefix("failed ") {
+            let v: Vec<i32> = v
+                .split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            if let [step, errno] = v[..] {
+                failed = Some((step as u32, errno));
+            }
+        }
+    }
+    if let Some((step, errno)) = failed {
         let e = nix::errno::Errno::from_raw(errno).desc();
         let code = match Step::from_u32(step) {
             Some(Step::Exec) => {
@@ -304,13 +247,115 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
                 125
             }
         };
-        return (Ok(code), Some((stats, ())));
+        return (Ok(code), stats);
     }
-    let _ = Pid::this();
     let r = match exit {
-        Some(Exit::Code(c)) => Ok(c),
-        Some(Exit::Signal(s)) => Err(s),
-        None => Ok(125),
+        Ok(Status::Exited(_, c)) => Ok(c),
+        Ok(Status::Signaled(_, s)) => Err(s),
+        _ => Ok(125),
     };
-    (r, Some((stats, ())))
+    (r, stats)
+}
+
+/// The supervisor's process: leaves the caller's session, attaches to the program, takes
+/// its seccomp listener, and supervises until every traced process is gone. Returns its exit
+/// code.
+fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
+    let _ = sys::setsid();
+    let _ = sys::set_dumpable(false);
+    sys::ignore_forwarded();
+    sys::raise_nofile();
+    let me = std::process::id() as i32;
+    type Handover = (OwnedFd, std::sync::Arc<sup::Shared>);
+    let (tx, rx) = std::sync::mpsc::channel::<Handover>();
+    let (tid_tx, tid_rx) = std::sync::mpsc::channel::<i32>();
+    let notifier = std::thread::Builder::new()
+        .name("notifications".into())
+        .spawn(move || {
+            let _ = tid_tx.send(sys::gettid());
+            if let Ok((listener, state)) = rx.recv() {
+                sup::notifications(&state, listener);
+            }
+        });
+    let Ok(_) = notifier else {
+        return 125;
+    };
+    let Ok(ntid) = tid_rx.recv() else {
+        return 125;
+    };
+    let mut ws = std::io::BufReader::new(std::fs::File::from(ws));
+    let _ = writeln!(ws.get_mut(), "{me} {ntid}");
+    let mut line = String::new();
+    let _ = ws.read_line(&mut line);
+    let Ok(child) = line.trim().parse::<i32>() else {
+        return 125;
+    };
+    let exit_events = cfg.track_fds || cfg.check_tables;
+    if let Err(e) = ptrace::seize(
+        nix::unistd::Pid::from_raw(child),
+        sup::events::options(exit_events),
+    ) {
+        say(format!("cannot trace the program (ptrace: {e})"));
+        let _ = sys::kill(child, libc::SIGKILL);
+        return 125;
+    }
+    let mut cs = std::fs::File::from(cs);
+    let state = State::new(cfg, child, vec![me, ntid, waiter]);
+    let state = std::sync::Arc::new(sup::Shared::new(state));
+    let mut failed = None;
+    match sys::read_message(&mut cs) {
+        Some(sys::Message::Listener(n)) => {
+            let listener = sys::pidfd_open(child).and_then(|p| sys::pidfd_getfd(&p, n as u32));
+            let Ok(listener) = listener else {
+                say("cannot take the program's seccomp listener");
+                let _ = sys::kill(child, libc::SIGKILL);
+                return 125;
+            };
+            let _ = sys::notif_set_flags(
+                listener.as_raw_fd(),
+                sys::SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+            );
+            if tx.send((listener, state.clone())).is_err() {
+                return 125;
+            }
+            let _ = cs.write_all(b"g");
+        }
+        Some(sys::Message::Failed(step, errno)) => failed = Some((step, errno)),
+        None => {}
+    }
+    let fds_start = procfs::own_fd_count();
+    sup::events::run(&state);
+    // An exec that failed said so before the program exited; one that succeeded closed the
+    // channel.
+    if failed.is_none()
+        && let Some(sys::Message::Failed(step, errno)) = sys::read_message(&mut cs)
+    {
+        failed = Some((step, errno));
+    }
+    let fds_end = procfs::own_fd_count();
+    drop(cs);
+    if let Some((step, errno)) = failed {
+        let _ = writeln!(ws.get_mut(), "failed {step} {errno}");
+    }
+    let stats: Stats = state.lock().stats.clone();
+    let v = serde_json::json!({
+        "notifications": stats.notifications,
+        "continued": stats.continued,
+        "answered": stats.answered,
+        "refused": stats.refused,
+        "probes": stats.probes,
+        "fdinfo": stats.fdinfo,
+        "listings": stats.listings,
+        "adopted": stats.adopted,
+        "uncertain_max": stats.uncertain_max,
+        "tasks": stats.tasks,
+        "events": stats.events,
+        "signals": stats.signals,
+        "checks": stats.checks,
+        "table_mismatches": stats.table_mismatches,
+        "supervisor_fds_start": fds_start,
+        "supervisor_fds_end": fds_end,
+    });
+    let _ = writeln!(ws.get_mut(), "stats {v}");
+    0
 }

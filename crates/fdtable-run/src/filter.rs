@@ -1,19 +1,19 @@
-//! The seccomp-bpf filter installed in the first process before it executes the program
-//! (and inherited by everything it starts): `SECCOMP_RET_ALLOW` for the calls that take and
-//! return no descriptor and no path, `SECCOMP_RET_TRACE` for everything else, unknown numbers
-//! included, so that only descriptor calls stop in the supervisor.
+//! The seccomp-bpf filter installed in the program's process before it executes the
+//! program, inherited by everything it starts.
 //!
-//! Since Linux 5.11 the kernel caches, per call number, a filter result that depends on the
-//! number alone: the allowed calls then cost nothing at all. A few calls are traced only for
-//! some argument values (mmap of a file, RLIMIT_NOFILE, `PR_SET_MM`, `P_PIDFD`,
-//! `CLONE_FILES`, a dynamic clock's id, `KEYCTL_WATCH_KEY`); those few run the filter each
-//! time.
+//! Per call number, from the catalogue ([`fdtable_syscalls`]) and the policy
+//! ([`crate::policy`]): `SECCOMP_RET_ALLOW` for calls that take no descriptor or only use
+//! descriptors and paths (the kernel caches that per number, so they cost nothing),
+//! `SECCOMP_RET_USER_NOTIF` for calls that change or report the table, `SECCOMP_RET_ERRNO`
+//! for what is refused without a note (signals aimed at the supervisor); a few calls are decided on one or two argument registers (never on
+//! memory): `fcntl` and `ioctl` by command, rlimits by resource, `clone` by flags, signals
+//! and scheduling calls by whether they aim at the supervisor.
 //!
-//! Calls from a foreign ABI (the i386 `int 0x80` entry of a 64-bit process) get ENOSYS from
-//! the filter itself: their numbers mean other calls, and a tracer stop could not tell them
-//! apart cheaply. x32 numbers (bit 30) are traced and refused with a note.
+//! Calls from another ABI (the i386 `int 0x80` entry, x32 numbers) get ENOSYS: their
+//! numbers mean other calls.
 
-use crate::syscalls::{self, Kind};
+use crate::policy;
+use fdtable_syscalls::{self as cat, Cond, Effect};
 
 /// `struct sock_filter`.
 pub type Insn = libc::sock_filter;
@@ -25,21 +25,27 @@ const BPF_JGE_K: u16 = 0x35;
 const BPF_JSET_K: u16 = 0x45;
 const BPF_RET_K: u16 = 0x06;
 const BPF_ALU_AND_K: u16 = 0x54;
+const BPF_ALU_RSH_K: u16 = 0x74;
 
 /// `AUDIT_ARCH_X86_64`.
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 /// `SECCOMP_RET_ALLOW`.
 pub const RET_ALLOW: u32 = 0x7fff_0000;
-/// `SECCOMP_RET_TRACE`.
-pub const RET_TRACE: u32 = 0x7ff0_0000;
-/// `SECCOMP_RET_ERRNO | ENOSYS`.
-pub const RET_ENOSYS: u32 = 0x0005_0000 | libc::ENOSYS as u32;
+/// `SECCOMP_RET_USER_NOTIF`.
+pub const RET_NOTIFY: u32 = 0x7fc0_0000;
+/// `SECCOMP_RET_ERRNO | errno`.
+pub const fn ret_errno(e: i32) -> u32 {
+    0x0005_0000 | (e as u32 & 0xffff)
+}
 
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
 /// Offset of the low 32 bits of argument `i` in `struct seccomp_data`.
-const fn arg_lo(i: u32) -> u32 {
-    16 + 8 * i
+const fn arg_lo(i: u8) -> u32 {
+    16 + 8 * i as u32
+}
+const fn arg_hi(i: u8) -> u32 {
+    arg_lo(i) + 4
 }
 
 fn stmt(code: u16, k: u32) -> Insn {
@@ -55,134 +61,317 @@ fn jump(code: u16, k: u32, jt: u8, jf: u8) -> Insn {
     Insn { code, jt, jf, k }
 }
 
-/// A call traced only when one argument's low 32 bits pass a test.
-#[derive(Clone, Copy, Debug)]
-pub enum ArgTest {
-    /// Traced when the argument equals the value.
-    Eq(u32),
-    /// Traced when the argument has none of these bits.
-    Clear(u32),
-    /// Traced when the argument has one of these bits.
-    Set(u32),
-    /// Traced when the argument's bits under the mask (first) equal the value (second).
-    Masked(u32, u32),
+/// What the filter is built for.
+#[derive(Clone, Debug, Default)]
+pub struct Context {
+    /// The supervisor's process id and its threads' ids: signals, rlimits and scheduling
+    /// aimed at them are refused.
+    pub supervisor: Vec<i32>,
+    /// Notify `prctl(PR_SET_DUMPABLE)` and `prctl(PR_GET_DUMPABLE)` (a supervisor without
+    /// `CAP_SYS_PTRACE` keeps the flag for the program).
+    pub dumpable: bool,
 }
 
-/// The calls traced only for some argument values: (number, argument, test).
-pub const CONDITIONAL: &[(u32, u32, ArgTest)] = &[
-    // mmap of a file; anonymous mappings ignore the fd.
-    (
-        libc::SYS_mmap as u32,
-        3,
-        ArgTest::Clear(libc::MAP_ANONYMOUS as u32),
-    ),
-    // RLIMIT_NOFILE is virtual; the other limits are the kernel's.
-    (
-        libc::SYS_getrlimit as u32,
-        0,
-        ArgTest::Eq(libc::RLIMIT_NOFILE),
-    ),
-    (
-        libc::SYS_setrlimit as u32,
-        0,
-        ArgTest::Eq(libc::RLIMIT_NOFILE),
-    ),
-    (
-        libc::SYS_prlimit64 as u32,
-        1,
-        ArgTest::Eq(libc::RLIMIT_NOFILE),
-    ),
-    // prctl(PR_SET_MM, PR_SET_MM_EXE_FILE, fd).
-    (
-        libc::SYS_prctl as u32,
-        0,
-        ArgTest::Eq(libc::PR_SET_MM as u32),
-    ),
-    // waitid(P_PIDFD, fd, ...).
-    (libc::SYS_waitid as u32, 0, ArgTest::Eq(3)),
-    // unshare(CLONE_FILES).
-    (
-        libc::SYS_unshare as u32,
-        0,
-        ArgTest::Set(libc::CLONE_FILES as u32),
-    ),
-    // A dynamic clock (FD_TO_CLOCKID: negative, low bits CLOCKFD) names a descriptor.
-    (libc::SYS_clock_gettime as u32, 0, CLOCK_FD),
-    (libc::SYS_clock_settime as u32, 0, CLOCK_FD),
-    (libc::SYS_clock_getres as u32, 0, CLOCK_FD),
-    (libc::SYS_clock_adjtime as u32, 0, CLOCK_FD),
-    // keyctl(KEYCTL_WATCH_KEY, key, watch_queue_fd, id).
-    (libc::SYS_keyctl as u32, 0, ArgTest::Eq(32)),
-];
+/// One test of a rule, on the low 32 bits of argument registers.
+#[derive(Clone, Copy, Debug)]
+enum Test {
+    /// The argument equals the value.
+    Eq(u8, u32),
+    /// The argument has one of the bits.
+    Set(u8, u32),
+    /// Both arguments equal their values.
+    Eq2(u8, u32, u8, u32),
+    /// The ioctl command's type byte (argument 1, bits 8..16) equals.
+    IoctlType(u32),
+    /// `prlimit64`'s resource is `RLIMIT_NOFILE` and its new limit (argument 2) is not NULL.
+    NewNofile,
+}
 
-/// A clock id that carries a descriptor: sign bit set, low three bits 3.
-const CLOCK_FD: ArgTest = ArgTest::Masked(0x8000_0007, 0x8000_0003);
+/// A rule: the first test that matches gives its action; otherwise `default`.
+struct Rule {
+    nr: u32,
+    tests: Vec<(Test, u32)>,
+    default: u32,
+}
 
-/// Whether the filter lets call `nr` run untraced whatever its arguments.
-pub fn always_allowed(nr: u64) -> bool {
-    matches!(syscalls::kind(nr), Kind::Allow)
-        && !CONDITIONAL.iter().any(|&(n, _, _)| n as u64 == nr)
+fn rules(ctx: &Context) -> Vec<Rule> {
+    use libc::EPERM;
+    let deny = ret_errno(EPERM);
+    let sup: Vec<u32> = ctx.supervisor.iter().map(|&p| p as u32).collect();
+    let aimed =
+        |arg: u8| -> Vec<(Test, u32)> { sup.iter().map(|&p| (Test::Eq(arg, p), deny)).collect() };
+    let mut out = Vec::new();
+    let nr = |name: &str| cat::by_name(name).map_or(u32::MAX, |s| s.nr);
+    // fcntl: the commands that change or report the table.
+    out.push(Rule {
+        nr: nr("fcntl"),
+        tests: cat::fcntl::COMMANDS
+            .iter()
+            .filter(|c| cat::fcntl::touches_table(c.cmd))
+            .map(|c| (Test::Eq(1, c.cmd), RET_NOTIFY))
+            .collect(),
+        default: RET_ALLOW,
+    });
+    // ioctl: the known commands, the use-only types, everything else notified.
+    let mut t: Vec<(Test, u32)> = cat::ioctl::COMMANDS
+        .iter()
+        .map(|c| (Test::Eq(1, c.cmd), RET_NOTIFY))
+        .collect();
+    t.extend(
+        cat::ioctl::USE_ONLY
+            .iter()
+            .map(|&(c, _)| (Test::Eq(1, c), RET_ALLOW)),
+    );
+    t.extend(
+        cat::ioctl::USE_ONLY_TYPES
+            .iter()
+            .map(|&(ty, _)| (Test::IoctlType(ty as u32), RET_ALLOW)),
+    );
+    out.push(Rule {
+        nr: nr("ioctl"),
+        tests: t,
+        default: RET_NOTIFY,
+    });
+    // Conditional creations, from the catalogue's conditions (all on registers).
+    for s in cat::SYSCALLS {
+        if let Effect::CreateIf(conds, _) = s.effect {
+            let (tests, default) = cond_tests(conds);
+            out.push(Rule {
+                nr: s.nr,
+                tests,
+                default,
+            });
+        }
+    }
+    // clone: CLONE_UNTRACED (refused) and CLONE_PIDFD (a pidfd is installed) are notified.
+    out.push(Rule {
+        nr: nr("clone"),
+        tests: vec![(
+            Test::Set(
+                0,
+                (cat::consts::CLONE_UNTRACED | cat::consts::CLONE_PIDFD) as u32,
+            ),
+            RET_NOTIFY,
+        )],
+        default: RET_ALLOW,
+    });
+    out.push(Rule {
+        nr: nr("unshare"),
+        tests: vec![(Test::Set(0, cat::consts::CLONE_FILES as u32), RET_NOTIFY)],
+        default: RET_ALLOW,
+    });
+    // RLIMIT_NOFILE with a new value: notified (the library follows the kernel's limit).
+    let nofile = cat::consts::RLIMIT_NOFILE as u32;
+    out.push(Rule {
+        nr: nr("setrlimit"),
+        tests: vec![(Test::Eq(0, nofile), RET_NOTIFY)],
+        default: RET_ALLOW,
+    });
+    let mut t = aimed(0);
+    t.push((Test::NewNofile, RET_NOTIFY));
+    out.push(Rule {
+        nr: nr("prlimit64"),
+        tests: t,
+        default: RET_ALLOW,
+    });
+    // Signals and scheduling calls aimed at the supervisor.
+    let mut t = aimed(0);
+    for &p in &sup {
+        t.push((Test::Eq(0, (p as i32).wrapping_neg() as u32), deny));
+    }
+    // kill(-1, sig): carried out by the supervisor for every other process.
+    t.push((Test::Eq(0, u32::MAX), RET_NOTIFY));
+    out.push(Rule {
+        nr: nr("kill"),
+        tests: t,
+        default: RET_ALLOW,
+    });
+    for name in [
+        "tkill",
+        "rt_sigqueueinfo",
+        "process_vm_readv",
+        "process_vm_writev",
+        "sched_setaffinity",
+        "sched_setscheduler",
+        "sched_setparam",
+        "sched_setattr",
+        "pidfd_open",
+    ] {
+        let default = if name == "pidfd_open" {
+            RET_NOTIFY
+        } else {
+            RET_ALLOW
+        };
+        out.push(Rule {
+            nr: nr(name),
+            tests: aimed(0),
+            default,
+        });
+    }
+    for name in ["tgkill", "rt_tgsigqueueinfo"] {
+        let mut t = aimed(0);
+        t.extend(aimed(1));
+        out.push(Rule {
+            nr: nr(name),
+            tests: t,
+            default: RET_ALLOW,
+        });
+    }
+    // setpriority(which, who) and ioprio_set(which, who): the supervisor, or its group.
+    for name in ["setpriority", "ioprio_set"] {
+        out.push(Rule {
+            nr: nr(name),
+            tests: aimed(1),
+            default: RET_ALLOW,
+        });
+    }
+    if ctx.dumpable {
+        out.push(Rule {
+            nr: nr("prctl"),
+            tests: vec![
+                (Test::Eq(0, libc::PR_SET_DUMPABLE as u32), RET_NOTIFY),
+                (Test::Eq(0, libc::PR_GET_DUMPABLE as u32), RET_NOTIFY),
+            ],
+            default: RET_ALLOW,
+        });
+    }
+    out
+}
+
+/// The tests (and default) that notify exactly when every condition holds.
+fn cond_tests(conds: &[Cond]) -> (Vec<(Test, u32)>, u32) {
+    match conds {
+        [Cond::Is { arg, value, .. }] => {
+            (vec![(Test::Eq(*arg, *value as u32), RET_NOTIFY)], RET_ALLOW)
+        }
+        [Cond::HasAll { arg, bits, .. }] => {
+            (vec![(Test::Set(*arg, *bits as u32), RET_NOTIFY)], RET_ALLOW)
+        }
+        [Cond::HasNone { arg, bits, .. }] => {
+            (vec![(Test::Set(*arg, *bits as u32), RET_ALLOW)], RET_NOTIFY)
+        }
+        [Cond::OneOf { arg, values }] => (
+            values
+                .iter()
+                .map(|&(v, _)| (Test::Eq(*arg, v as u32), RET_NOTIFY))
+                .collect(),
+            RET_ALLOW,
+        ),
+        [
+            Cond::Is {
+                arg: a, value: v, ..
+            },
+            Cond::Is {
+                arg: b, value: w, ..
+            },
+        ] => (
+            vec![(Test::Eq2(*a, *v as u32, *b, *w as u32), RET_NOTIFY)],
+            RET_ALLOW,
+        ),
+        _ => panic!("the filter cannot test {conds:?}"),
+    }
+}
+
+/// Emits `rule`'s block, preceded by the number check that jumps over it.
+fn emit_rule(p: &mut Vec<Insn>, r: &Rule) {
+    let mut block = Vec::new();
+    for &(test, action) in &r.tests {
+        match test {
+            Test::Eq(a, v) | Test::Set(a, v) => {
+                let code = if matches!(test, Test::Eq(..)) {
+                    BPF_JEQ_K
+                } else {
+                    BPF_JSET_K
+                };
+                block.push(stmt(BPF_LD_W_ABS, arg_lo(a)));
+                block.push(jump(code, v, 0, 1));
+                block.push(stmt(BPF_RET_K, action));
+            }
+            Test::Eq2(a, v, b, w) => {
+                block.push(stmt(BPF_LD_W_ABS, arg_lo(a)));
+                block.push(jump(BPF_JEQ_K, v, 0, 3));
+                block.push(stmt(BPF_LD_W_ABS, arg_lo(b)));
+                block.push(jump(BPF_JEQ_K, w, 0, 1));
+                block.push(stmt(BPF_RET_K, action));
+            }
+            Test::IoctlType(ty) => {
+                block.push(stmt(BPF_LD_W_ABS, arg_lo(1)));
+                block.push(stmt(BPF_ALU_RSH_K, 8));
+                block.push(stmt(BPF_ALU_AND_K, 0xff));
+                block.push(jump(BPF_JEQ_K, ty, 0, 1));
+                block.push(stmt(BPF_RET_K, action));
+            }
+            Test::NewNofile => {
+                block.push(stmt(BPF_LD_W_ABS, arg_lo(1)));
+                block.push(jump(BPF_JEQ_K, cat::consts::RLIMIT_NOFILE as u32, 0, 5));
+                block.push(stmt(BPF_LD_W_ABS, arg_lo(2)));
+                block.push(jump(BPF_JEQ_K, 0, 0, 2));
+                block.push(stmt(BPF_LD_W_ABS, arg_hi(2)));
+                block.push(jump(BPF_JEQ_K, 0, 1, 0));
+                block.push(stmt(BPF_RET_K, action));
+            }
+        }
+    }
+    block.push(stmt(BPF_RET_K, r.default));
+    assert!(block.len() < 256, "the rule for call {} is too long", r.nr);
+    p.push(stmt(BPF_LD_W_ABS, OFF_NR));
+    p.push(jump(BPF_JEQ_K, r.nr, 0, block.len() as u8));
+    p.extend(block);
+}
+
+/// The action for call `nr` that does not depend on its arguments.
+pub fn static_action(nr: u32) -> u32 {
+    let Some(s) = cat::by_nr(nr as u64) else {
+        // Unknown to the catalogue: refused by the supervisor with a note.
+        return RET_NOTIFY;
+    };
+    if policy::notified(s) {
+        return RET_NOTIFY;
+    }
+    match s.effect {
+        Effect::None | Effect::Obsolete | Effect::Fork | Effect::Vfork | Effect::Exec => RET_ALLOW,
+        Effect::Rlimit(r) if r.new.is_none() => RET_ALLOW,
+        _ => RET_NOTIFY,
+    }
 }
 
 /// Builds the filter program.
-pub fn program() -> Vec<Insn> {
+pub fn program(ctx: &Context) -> Vec<Insn> {
     let mut p = vec![
         stmt(BPF_LD_W_ABS, OFF_ARCH),
         jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
-        stmt(BPF_RET_K, RET_ENOSYS),
+        stmt(BPF_RET_K, ret_errno(libc::ENOSYS)),
         stmt(BPF_LD_W_ABS, OFF_NR),
-        // x32 numbers: traced, refused by the supervisor with a note.
+        // x32 numbers (bit 30).
         jump(BPF_JGE_K, 0x4000_0000, 0, 1),
-        stmt(BPF_RET_K, RET_TRACE),
+        stmt(BPF_RET_K, ret_errno(libc::ENOSYS)),
     ];
-    for &(nr, arg, test) in CONDITIONAL {
-        // jeq nr ? block : skip; block: load the argument, (mask it,) test it, return.
-        let masked = matches!(test, ArgTest::Masked(..));
-        p.push(jump(BPF_JEQ_K, nr, 0, if masked { 5 } else { 4 }));
-        p.push(stmt(BPF_LD_W_ABS, arg_lo(arg)));
-        let (code, k, trace_if_true) = match test {
-            ArgTest::Eq(v) => (BPF_JEQ_K, v, true),
-            ArgTest::Set(m) => (BPF_JSET_K, m, true),
-            ArgTest::Clear(m) => (BPF_JSET_K, m, false),
-            ArgTest::Masked(m, v) => {
-                p.push(stmt(BPF_ALU_AND_K, m));
-                (BPF_JEQ_K, v, true)
-            }
-        };
-        // jt -> first return, jf -> second.
-        p.push(jump(code, k, 0, 1));
-        let (first, second) = if trace_if_true {
-            (RET_TRACE, RET_ALLOW)
-        } else {
-            (RET_ALLOW, RET_TRACE)
-        };
-        p.push(stmt(BPF_RET_K, first));
-        p.push(stmt(BPF_RET_K, second));
+    let rules = rules(ctx);
+    for r in &rules {
+        emit_rule(&mut p, r);
     }
-    // The always-allowed numbers as ranges: jgt hi ? next : (jge lo ? ALLOW : TRACE).
-    for (lo, hi) in allowed_ranges() {
-        p.push(jump(BPF_JGT_K, hi, 3, 0));
-        p.push(jump(BPF_JGE_K, lo, 0, 1));
-        p.push(stmt(BPF_RET_K, RET_ALLOW));
-        p.push(stmt(BPF_RET_K, RET_TRACE));
-    }
-    p.push(stmt(BPF_RET_K, RET_TRACE));
-    p
-}
-
-/// Maximal runs of consecutive always-allowed numbers, ascending.
-fn allowed_ranges() -> Vec<(u32, u32)> {
-    let mut out: Vec<(u32, u32)> = Vec::new();
-    for nr in 0..syscalls::NR_MAX as u32 {
-        if !always_allowed(nr as u64) {
+    // The static actions as ranges of equal action: jgt hi ? next : ret action.
+    p.push(stmt(BPF_LD_W_ABS, OFF_NR));
+    let conditional = |nr: u32| rules.iter().any(|r| r.nr == nr);
+    let mut ranges: Vec<(u32, u32, u32)> = Vec::new();
+    for nr in 0..cat::NR_END + 64 {
+        if conditional(nr) {
             continue;
         }
-        match out.last_mut() {
-            Some((_, hi)) if *hi + 1 == nr => *hi = nr,
-            _ => out.push((nr, nr)),
+        let a = static_action(nr);
+        match ranges.last_mut() {
+            Some((_, hi, act)) if *act == a && *hi + 1 == nr => *hi = nr,
+            _ => ranges.push((nr, nr, a)),
         }
     }
-    out
+    // Conditional numbers were handled above, so a range may jump over them.
+    for (_, hi, act) in &ranges {
+        p.push(jump(BPF_JGT_K, *hi, 1, 0));
+        p.push(stmt(BPF_RET_K, *act));
+    }
+    p.push(stmt(BPF_RET_K, RET_NOTIFY));
+    assert!(p.len() < 4096, "{} instructions", p.len());
+    p
 }
 
 /// Runs `prog` on one `seccomp_data` (arch, nr, args), as the kernel would: the test
@@ -192,7 +381,15 @@ pub fn evaluate(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
         match off {
             OFF_NR => nr,
             OFF_ARCH => arch,
-            o if o >= 16 && (o - 16) % 8 == 0 => args[((o - 16) / 8) as usize] as u32,
+            o if o >= 16 && (o - 16) % 4 == 0 => {
+                let i = ((o - 16) / 8) as usize;
+                let v = args[i];
+                if (o - 16) % 8 == 0 {
+                    v as u32
+                } else {
+                    (v >> 32) as u32
+                }
+            }
             o => panic!("unexpected load at {o}"),
         }
     };
@@ -211,6 +408,10 @@ pub fn evaluate(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
                 a &= i.k;
                 continue;
             }
+            BPF_ALU_RSH_K => {
+                a >>= i.k;
+                continue;
+            }
             BPF_JEQ_K => a == i.k,
             BPF_JGT_K => a > i.k,
             BPF_JGE_K => a >= i.k,
@@ -222,105 +423,4 @@ pub fn evaluate(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_number_gets_what_its_kind_says() {
-        let prog = program();
-        assert!(prog.len() < 4096, "{} instructions", prog.len());
-        for nr in 0..600u32 {
-            let r = evaluate(&prog, AUDIT_ARCH_X86_64, nr, [0; 6]);
-            let conditional = CONDITIONAL.iter().any(|&(n, _, _)| n == nr);
-            if conditional {
-                continue;
-            }
-            let want = if always_allowed(nr as u64) {
-                RET_ALLOW
-            } else {
-                RET_TRACE
-            };
-            assert_eq!(r, want, "nr {nr} ({:?})", syscalls::name(nr as u64));
-        }
-        // Calls that must stop in the supervisor.
-        for nr in [
-            libc::SYS_read,
-            libc::SYS_openat,
-            libc::SYS_close,
-            libc::SYS_clone3,
-            libc::SYS_execve,
-            libc::SYS_io_uring_setup,
-            libc::SYS_stat,
-        ] {
-            assert_eq!(
-                evaluate(&prog, AUDIT_ARCH_X86_64, nr as u32, [0; 6]),
-                RET_TRACE
-            );
-        }
-        for nr in [
-            libc::SYS_getpid,
-            libc::SYS_futex,
-            libc::SYS_brk,
-            libc::SYS_exit_group,
-        ] {
-            assert_eq!(
-                evaluate(&prog, AUDIT_ARCH_X86_64, nr as u32, [0; 6]),
-                RET_ALLOW
-            );
-        }
-        // Unknown and x32 numbers are traced; foreign ABIs get ENOSYS.
-        assert_eq!(evaluate(&prog, AUDIT_ARCH_X86_64, 470, [0; 6]), RET_TRACE);
-        assert_eq!(
-            evaluate(&prog, AUDIT_ARCH_X86_64, 0x4000_0000 | 2, [0; 6]),
-            RET_TRACE
-        );
-        assert_eq!(evaluate(&prog, 0x4000_0003, 5, [0; 6]), RET_ENOSYS);
-    }
-
-    #[test]
-    fn conditional_calls() {
-        let prog = program();
-        let ev = |nr: i64, args: [u64; 6]| evaluate(&prog, AUDIT_ARCH_X86_64, nr as u32, args);
-        let anon = libc::MAP_ANONYMOUS as u64 | libc::MAP_PRIVATE as u64;
-        assert_eq!(
-            ev(libc::SYS_mmap, [0, 4096, 3, anon, u64::MAX, 0]),
-            RET_ALLOW
-        );
-        assert_eq!(ev(libc::SYS_mmap, [0, 4096, 1, 2, 3, 0]), RET_TRACE);
-        assert_eq!(ev(libc::SYS_prlimit64, [0, 7, 0, 1, 0, 0]), RET_TRACE);
-        assert_eq!(ev(libc::SYS_prlimit64, [0, 3, 0, 1, 0, 0]), RET_ALLOW);
-        assert_eq!(ev(libc::SYS_getrlimit, [7, 0, 0, 0, 0, 0]), RET_TRACE);
-        assert_eq!(ev(libc::SYS_setrlimit, [4, 0, 0, 0, 0, 0]), RET_ALLOW);
-        assert_eq!(
-            ev(libc::SYS_unshare, [0x400 | 0x20000, 0, 0, 0, 0, 0]),
-            RET_TRACE
-        );
-        assert_eq!(ev(libc::SYS_unshare, [0x20000, 0, 0, 0, 0, 0]), RET_ALLOW);
-        assert_eq!(ev(libc::SYS_waitid, [3, 5, 0, 4, 0, 0]), RET_TRACE);
-        assert_eq!(ev(libc::SYS_waitid, [0, 5, 0, 4, 0, 0]), RET_ALLOW);
-        assert_eq!(ev(libc::SYS_prctl, [35, 13, 3, 0, 0, 0]), RET_TRACE);
-        assert_eq!(ev(libc::SYS_prctl, [15, 0, 0, 0, 0, 0]), RET_ALLOW);
-        // Clock ids: a dynamic clock's (FD_TO_CLOCKID) is traced, the others not.
-        let clock = |id: i32| id as u32 as u64;
-        for nr in [
-            libc::SYS_clock_gettime,
-            libc::SYS_clock_settime,
-            libc::SYS_clock_getres,
-            libc::SYS_clock_adjtime,
-        ] {
-            for fd in [0, 3, 1000, crate::syscalls::CLOCK_FD_MAX] {
-                let id = crate::syscalls::fd_clock(fd);
-                assert_eq!(ev(nr, [clock(id), 0, 0, 0, 0, 0]), RET_TRACE, "{nr} {fd}");
-            }
-            for id in [0, 1, 7, 11, ((!42) << 3) | 2, ((!42) << 3) | 6, -1] {
-                assert_eq!(ev(nr, [clock(id), 0, 0, 0, 0, 0]), RET_ALLOW, "{nr} {id}");
-            }
-        }
-        assert_eq!(
-            ev(libc::SYS_clock_nanosleep, [clock(-29), 0, 0, 0, 0, 0]),
-            RET_ALLOW
-        );
-        assert_eq!(ev(libc::SYS_keyctl, [32, 0, 3, 1, 0, 0]), RET_TRACE);
-        assert_eq!(ev(libc::SYS_keyctl, [0, 0, 0, 0, 0, 0]), RET_ALLOW);
-    }
-}
+mod tests;

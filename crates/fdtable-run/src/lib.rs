@@ -2,33 +2,24 @@
 //!
 //! `fdtable run [--nofile N] [--track-fds] [--] CMD [ARGS...]`: runs a real program, and
 //! every process and thread it starts, with `fdtable::Files` as the authoritative descriptor
-//! table of each process.
+//! table of each process, kept identical to the kernel's: real descriptor N is the library's
+//! descriptor N. See `docs/RUN.md` for the design.
 //!
-//! A ptrace supervisor with a seccomp-bpf filter: the filter stops only the calls that take
-//! or return a descriptor or a path (and exec, fork, clone, rlimits, io_uring, unknown
-//! numbers); the supervisor runs each table operation through the library, which chooses
-//! every fd number and table errno, and keeps the real descriptors in a private range of the
-//! tracee's real table that the program never sees: every number the program passes is
-//! translated there, every number it gets back is the library's. See `docs/RUN.md` for the
-//! design, what is refused and the limits.
-//!
-//! Modules: [`cli`] (arguments, the first process, exit status), [`sup`] (tasks, stops,
-//! injection, tables following fork/clone/exec), [`handlers`] (each call), [`syscalls`] and
-//! [`filter`] (which calls stop), [`paths`] (`/dev/fd/N` and friends), [`table`] (what is
-//! kept beside each table), [`mem`] and [`procfs`] (the tracee's memory and /proc), and
-//! [`sys`], the only module with `unsafe` code.
+//! Modules: [`cli`] (the waiter: arguments, the supervisor and the program, the exit
+//! status), [`filter`] (the seccomp filter, from the `fdtable-syscalls` catalogue and
+//! [`policy`]), [`sup`] (the supervisor: tables, settling, checks, process events),
+//! [`calls`] (each notified call, by family), [`procfs`] and [`mem`] (what is read from
+//! /proc and, for display, from memory), and [`sys`], the only module with `unsafe` code.
 
 #![warn(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod calls;
 pub mod cli;
 pub mod filter;
-pub mod handlers;
 pub mod mem;
-pub mod paths;
+pub mod policy;
 pub mod procfs;
 pub mod sup;
 #[allow(unsafe_code)]
 pub mod sys;
-pub mod syscalls;
-pub mod table;

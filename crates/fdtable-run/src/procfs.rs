@@ -1,94 +1,106 @@
-//! What the supervisor reads about its tracees from /proc: their real descriptor tables
-//! (listed from the private range up only: a procfs fd directory can be seeked to a number),
-//! where a real descriptor points, a pidfd's process, a task's capabilities.
+//! What the supervisor reads about the program's tasks from /proc: the kernel's descriptor
+//! table (`/proc/<tid>/fd`), a descriptor's flags (`fdinfo`), where it points, and the
+//! descriptors the waiter inherited.
 //!
 //! Every file opened here is closed before the function returns.
 
 use nix::dir::Dir;
 use nix::fcntl::{OFlag, open};
 use nix::sys::stat::Mode;
-use nix::unistd::{Whence, lseek};
 
-fn fd_dir(tid: i32) -> String {
-    format!("/proc/{tid}/fd")
-}
-
-/// The open descriptors `>= from` of task `tid`'s real table, ascending.
-pub fn list_fds(tid: i32, from: i32) -> Vec<i32> {
-    let Ok(fd) = open(
-        fd_dir(tid).as_str(),
-        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-        Mode::empty(),
-    ) else {
-        return Vec::new();
-    };
-    // procfs positions an fd directory at `fd + 2` ("." and ".." come first).
-    if lseek(&fd, from as i64 + 2, Whence::SeekSet).is_err() {
-        return Vec::new();
-    }
-    let Ok(mut dir) = Dir::from_fd(fd) else {
-        return Vec::new();
-    };
-    let mut out: Vec<i32> = dir
-        .iter()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| e.file_name().to_str().ok()?.parse::<i32>().ok())
-        .filter(|&n| n >= from)
-        .collect();
-    out.sort_unstable();
-    out
-}
-
-/// How many descriptors below `below` task `tid` has (the placeholders), counted.
-pub fn count_fds_below(tid: i32, below: i32) -> Option<usize> {
+/// The installed descriptors of task `tid`'s table, ascending; `None` if the task cannot be
+/// read (gone, or not ours to inspect).
+pub fn list_fds(tid: i32) -> Option<Vec<u32>> {
     let fd = open(
-        fd_dir(tid).as_str(),
+        format!("/proc/{tid}/fd").as_str(),
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
         Mode::empty(),
     )
     .ok()?;
     let mut dir = Dir::from_fd(fd).ok()?;
-    Some(
-        dir.iter()
-            .filter_map(|e| e.ok())
-            .filter_map(|e| e.file_name().to_str().ok()?.parse::<i32>().ok())
-            .filter(|&n| n < below)
-            .count(),
-    )
+    let mut out: Vec<u32> = Vec::new();
+    for e in dir.iter() {
+        let e = e.ok()?;
+        if let Some(n) = e.file_name().to_str().ok().and_then(|s| s.parse().ok()) {
+            out.push(n);
+        }
+    }
+    out.sort_unstable();
+    Some(out)
 }
 
-/// Where real descriptor `real` of task `tid` points (`readlink /proc/tid/fd/real`).
-pub fn fd_target(tid: i32, real: i32) -> Option<String> {
-    std::fs::read_link(format!("/proc/{tid}/fd/{real}"))
+/// The text of `/proc/<tid>/fdinfo/<fd>`.
+pub fn fdinfo(tid: i32, fd: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{tid}/fdinfo/{fd}")).ok()
+}
+
+/// The `flags:` of descriptor `fd` of task `tid` (the open flags, with `O_CLOEXEC` for the
+/// descriptor's close-on-exec bit).
+pub fn fd_flags(tid: i32, fd: u32) -> Option<u64> {
+    let text = fdinfo(tid, fd)?;
+    let v = field(&text, "flags:")?;
+    u64::from_str_radix(v, 8).ok()
+}
+
+/// The value of `name` in an fdinfo text.
+pub fn field<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(name))
+        .map(str::trim)
+}
+
+/// Where descriptor `fd` of task `tid` points (`readlink /proc/tid/fd/fd`).
+pub fn fd_target(tid: i32, fd: u32) -> Option<String> {
+    std::fs::read_link(format!("/proc/{tid}/fd/{fd}"))
         .ok()
         .map(|p| p.to_string_lossy().into_owned())
 }
 
-/// The target of a symbolic link (under /proc), as bytes.
-pub fn read_link(path: &str) -> Option<Vec<u8>> {
-    use std::os::unix::ffi::OsStringExt;
-    std::fs::read_link(path)
-        .ok()
-        .map(|p| p.into_os_string().into_vec())
+/// The thread-group id of task `tid` (`Tgid:` of its status).
+pub fn tgid_of(tid: i32) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    field(&text, "Tgid:")?.parse().ok()
 }
 
-/// A field of `/proc/tid/fdinfo/real` (`Pid:` of a pidfd).
-pub fn fdinfo_field(tid: i32, real: i32, field: &str) -> Option<String> {
-    let text = std::fs::read_to_string(format!("/proc/{tid}/fdinfo/{real}")).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(field))
-        .map(|v| v.trim().to_string())
+/// The call task `tid` is blocked in (the first field of `/proc/<tid>/syscall`): `Some(nr)`,
+/// `Some(-1)` when it is blocked outside a call, `None` when it is running or gone.
+pub fn current_syscall(tid: i32) -> Option<i64> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/syscall")).ok()?;
+    text.split_whitespace().next()?.parse().ok()
 }
 
-/// Whether task `tid` has capability `cap` in its effective set.
-pub fn has_capability(tid: i32, cap: u32) -> bool {
-    let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/status")) else {
-        return false;
-    };
-    text.lines()
-        .find_map(|l| l.strip_prefix("CapEff:"))
-        .and_then(|v| u64::from_str_radix(v.trim(), 16).ok())
-        .is_some_and(|bits| bits & (1 << cap) != 0)
+/// The threads of process `tgid`.
+pub fn tasks_of(tgid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{tgid}/task")).map_or_else(
+        |_| Vec::new(),
+        |d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        },
+    )
+}
+
+/// The children of thread `tid` of process `tgid`.
+pub fn children_of(tgid: i32, tid: i32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{tgid}/task/{tid}/children")).map_or_else(
+        |_| Vec::new(),
+        |t| {
+            t.split_whitespace()
+                .filter_map(|x| x.parse().ok())
+                .collect()
+        },
+    )
+}
+
+/// The numeric entries of /proc: every process.
+pub fn pids() -> Vec<i32> {
+    std::fs::read_dir("/proc").map_or_else(
+        |_| Vec::new(),
+        |d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                .collect()
+        },
+    )
 }
 
 /// The descriptors of the calling process that are open and not close-on-exec: what a
@@ -127,18 +139,27 @@ fn open_inheritable_fds() -> Vec<i32> {
     out
 }
 
+/// The number of descriptors the calling process holds.
+pub fn own_fd_count() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn lists_own_descriptors_from_a_number() {
+    fn own_table() {
         let me = std::process::id() as i32;
         let f = std::fs::File::open("/dev/null").unwrap();
-        let n = std::os::fd::AsRawFd::as_raw_fd(&f);
-        assert!(list_fds(me, 0).contains(&n));
-        assert!(!list_fds(me, n + 1).contains(&n));
+        let n = std::os::fd::AsRawFd::as_raw_fd(&f) as u32;
+        assert!(list_fds(me).unwrap().contains(&n));
         assert_eq!(fd_target(me, n).as_deref(), Some("/dev/null"));
-        assert!(count_fds_below(me, n + 1).unwrap() >= 1);
+        // Rust opens files close-on-exec.
+        let flags = fd_flags(me, n).unwrap();
+        assert_ne!(flags & libc::O_CLOEXEC as u64, 0);
+        assert_eq!(tgid_of(me), Some(me));
+        assert!(pids().contains(&me));
+        assert!(list_fds(i32::MAX).is_none());
     }
 }

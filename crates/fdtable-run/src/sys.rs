@@ -1,14 +1,24 @@
-//! Everything `unsafe` in the supervisor, in one place: the first process between `fork` and
-//! `execve` (async-signal-safe raw calls only), installing the seccomp filter, the signal
-//! handler that forwards signals to the program, re-raising the program's fatal signal, and
-//! resuming and waiting with realtime signals (which nix's `Signal` cannot hold).
+//! Everything `unsafe` in `fdtable run`, in one place: the program's process between `fork`
+//! and `execve` (async-signal-safe raw calls only), the seccomp listener's ioctls, `kcmp`,
+//! pidfds, rlimits of other processes, capabilities, and the signal plumbing of the waiter.
 //!
-//! The rest of the crate is safe code over `nix`.
+//! The rest of the crate is safe code over these functions and `nix`.
 
 use nix::unistd::Pid;
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+
+fn check(r: libc::c_long) -> io::Result<libc::c_long> {
+    if r == -1 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(r)
+    }
+}
+
+// === the standard streams the caller closed ===
 
 /// Which of descriptors 0, 1 and 2 were closed when the process started (bit `fd`), with
 /// [`STD_RECORDED`] set once recorded.
@@ -56,52 +66,123 @@ pub fn std_fds_closed_at_start() -> Option<[bool; 3]> {
     (bits & STD_RECORDED != 0).then_some([bits & 1 != 0, bits & 2 != 0, bits & 4 != 0])
 }
 
-/// What the first process does between `fork` and `execve`; everything is prepared by the
-/// parent so the child allocates nothing.
-pub struct ChildPlan {
-    /// The program, resolved against `PATH` by the parent.
+// === processes ===
+
+/// Forks. `Ok(None)` in the child.
+///
+/// The caller must be single-threaded (checked with [`is_single_threaded`]): the child is
+/// then a full copy that may run any code.
+pub fn fork() -> io::Result<Option<Pid>> {
+    // SAFETY: the caller is single-threaded, so no lock (the allocator's included) is held by
+    // a thread that does not exist in the child.
+    let pid = unsafe { libc::fork() };
+    match pid {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(None),
+        p => Ok(Some(Pid::from_raw(p))),
+    }
+}
+
+/// Whether the calling process has more than one thread (fork would be unsafe).
+pub fn is_single_threaded() -> bool {
+    std::fs::read_dir("/proc/self/task").map_or(true, |d| d.count() <= 1)
+}
+
+/// `gettid()`.
+pub fn gettid() -> i32 {
+    // SAFETY: no arguments.
+    unsafe { libc::gettid() }
+}
+
+/// `setsid()`.
+pub fn setsid() -> io::Result<()> {
+    // SAFETY: no arguments.
+    check(unsafe { libc::setsid() } as libc::c_long).map(drop)
+}
+
+/// `prctl(PR_SET_DUMPABLE, on)`.
+pub fn set_dumpable(on: bool) -> io::Result<()> {
+    // SAFETY: integer arguments only.
+    check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, on as libc::c_ulong, 0, 0, 0) } as _)
+        .map(drop)
+}
+
+/// Whether the calling process has `cap` in its effective set.
+pub fn has_capability(cap: u32) -> bool {
+    let mut hdr = libc_cap_header(0);
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget writes two `__user_cap_data_struct`s for version 3.
+    let r = unsafe { libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) };
+    r == 0 && data[(cap / 32) as usize].effective & (1 << (cap % 32)) != 0
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+fn libc_cap_header(pid: i32) -> CapHeader {
+    CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid,
+    }
+}
+
+/// `CAP_SYS_PTRACE`.
+pub const CAP_SYS_PTRACE: u32 = 19;
+
+/// What the program's process does between `fork` and `execve`; everything is prepared by
+/// the waiter so the child allocates nothing.
+pub struct ProgramPlan {
+    /// The program, resolved against `PATH` by the waiter.
     pub path: CString,
-    /// `argv`, NULL-terminated pointers into `argv_store`.
+    /// `argv`, NULL-terminated pointers into `strings`.
     pub argv: Vec<*const libc::c_char>,
     /// `envp`, NULL-terminated.
     pub envp: Vec<*const libc::c_char>,
     /// Owners of the strings above.
     pub strings: Vec<CString>,
-    /// The descriptors the program inherits, ascending; with placeholders the i-th moves to
-    /// `placeholders + i`, without them each keeps its number.
-    pub inherited: Vec<i32>,
-    /// How many placeholders fill the bottom of the real table (0: none).
-    pub placeholders: i32,
-    /// Without placeholders: the descriptors the child keeps (the inherited ones and the two
-    /// pipes), ascending.
+    /// The descriptors the child keeps (the inherited ones and its channel, which is
+    /// close-on-exec), ascending.
     pub keep: Vec<i32>,
-    /// The real RLIMIT_NOFILE (soft = hard) the program's processes run with.
-    pub real_limit: u64,
-    /// An `O_PATH` descriptor of /dev/null: the placeholder that fills
-    /// `0..placeholders` (-1 without placeholders).
-    pub placeholder: i32,
-    /// Read end of the pipe the parent writes to once it has attached.
-    pub go: i32,
-    /// Write end (close-on-exec) of the pipe that reports a failed setup or exec.
-    pub err: i32,
+    /// `RLIMIT_NOFILE` to set (soft and hard), if asked.
+    pub nofile: Option<u64>,
     /// The seccomp filter.
     pub filter: Vec<libc::sock_filter>,
+    /// The program's end of its channel with the supervisor (close-on-exec): the listener's
+    /// number or a failed step go there, "go" comes back.
+    pub channel: i32,
+    /// The supervisor (its `PR_SET_PTRACER`).
+    pub supervisor: i32,
 }
 
-/// Steps of the child's setup, reported through the error pipe with the errno.
+/// Steps of the program's setup, reported through the error pipe with the errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Step {
-    /// Raising RLIMIT_NOFILE to the real limit.
+    /// Setting RLIMIT_NOFILE (`--nofile`).
     Rlimit = 1,
-    /// Moving descriptors into place.
+    /// Closing what the program must not inherit.
     Descriptors = 2,
-    /// Waiting for the supervisor to attach.
-    Attach = 3,
+    /// Dropping `CAP_SYS_PTRACE`.
+    Capabilities = 3,
     /// Installing the seccomp filter.
     Seccomp = 4,
+    /// Waiting for the supervisor.
+    Attach = 5,
     /// `execve` of the program.
-    Exec = 5,
+    Exec = 6,
 }
 
 impl Step {
@@ -110,160 +191,160 @@ impl Step {
         Some(match v {
             1 => Step::Rlimit,
             2 => Step::Descriptors,
-            3 => Step::Attach,
+            3 => Step::Capabilities,
             4 => Step::Seccomp,
-            5 => Step::Exec,
+            5 => Step::Attach,
+            6 => Step::Exec,
             _ => return None,
         })
     }
 }
 
-/// Forks the first process. In the child this never returns: it runs the plan's setup and
-/// executes the program (or reports the failed step through `plan.err` and exits with 127).
-pub fn spawn(plan: &ChildPlan) -> io::Result<Pid> {
-    // SAFETY: the supervisor is single-threaded when it forks (checked by the caller), and the
-    // child only runs `child_main`, which makes async-signal-safe raw calls on memory prepared
-    // before the fork.
+/// Forks the program's process. In the child this never returns: it runs the plan's setup
+/// and executes the program (or reports the failed step through `plan.err` and exits with
+/// 127).
+pub fn spawn_program(plan: &ProgramPlan) -> io::Result<Pid> {
+    // SAFETY: the caller is single-threaded when it forks (checked), and the child only runs
+    // `program_main`, which makes async-signal-safe raw calls on memory prepared before the
+    // fork.
     let pid = unsafe { libc::fork() };
     match pid {
         -1 => Err(io::Error::last_os_error()),
         0 => {
             // SAFETY: in the freshly forked child, see above.
-            unsafe { child_main(plan) }
+            unsafe { program_main(plan) }
         }
         p => Ok(Pid::from_raw(p)),
     }
 }
 
-/// Reports `step` and `errno` through the error pipe and exits with 127.
+/// A message from the program's process to the supervisor: 12 bytes, a kind and two
+/// integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Message {
+    /// The seccomp listener's number.
+    Listener(i32),
+    /// A setup step (a [`Step`]) failed with this errno.
+    Failed(u32, i32),
+}
+
+fn encode(kind: u32, a: i32, b: i32) -> [u8; 12] {
+    let mut m = [0u8; 12];
+    m[..4].copy_from_slice(&kind.to_ne_bytes());
+    m[4..8].copy_from_slice(&a.to_ne_bytes());
+    m[8..].copy_from_slice(&b.to_ne_bytes());
+    m
+}
+
+/// Reads one [`Message`]; `None` at the end of the channel.
+pub fn read_message(r: &mut impl std::io::Read) -> Option<Message> {
+    let mut m = [0u8; 12];
+    r.read_exact(&mut m).ok()?;
+    let int = |i: usize| i32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
+    match int(0) {
+        1 => Some(Message::Listener(int(4))),
+        2 => Some(Message::Failed(int(4) as u32, int(8))),
+        _ => None,
+    }
+}
+
+/// Reports `step` and `errno` to the supervisor and exits with 127.
 ///
 /// # Safety
 ///
 /// Only in the forked child.
-unsafe fn fail(err: i32, step: Step, errno: i32) -> ! {
-    let mut msg = [0u8; 8];
-    msg[..4].copy_from_slice(&(step as u32).to_ne_bytes());
-    msg[4..].copy_from_slice(&errno.to_ne_bytes());
+unsafe fn fail(channel: i32, step: Step, errno: i32) -> ! {
+    let msg = encode(2, step as i32, errno);
     // SAFETY: raw write and _exit; `msg` outlives the call.
     unsafe {
-        libc::write(err, msg.as_ptr().cast(), msg.len());
+        libc::write(channel, msg.as_ptr().cast(), msg.len());
         libc::_exit(127)
     }
 }
 
-/// The child's side of [`spawn`].
+const SECCOMP_FILTER_FLAG_NEW_LISTENER: libc::c_ulong = 1 << 3;
+const SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV: libc::c_ulong = 1 << 5;
+const PR_SET_PTRACER: libc::c_int = 0x5961_6d61;
+const PR_CAP_AMBIENT: libc::c_int = 47;
+const PR_CAP_AMBIENT_LOWER: libc::c_ulong = 3;
+const PR_CAPBSET_DROP: libc::c_int = 24;
+
+/// The child's side of [`spawn_program`].
 ///
 /// # Safety
 ///
 /// Only in the forked child of a single-threaded parent.
-unsafe fn child_main(plan: &ChildPlan) -> ! {
+unsafe fn program_main(plan: &ProgramPlan) -> ! {
     let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
-    let rl = plan.real_limit as i32;
-    let n = plan.inherited.len() as i32;
-    // Fixed places at the top of the real table: the go pipe, the placeholder, the error
-    // pipe, then one temporary copy of each inherited descriptor.
-    let go = rl - 1;
-    let ph = rl - 2;
-    let err = rl - 3;
-    let temp = |i: i32| rl - 4 - i;
+    let err = plan.channel;
     // SAFETY: raw calls on integers and on memory owned by `plan`, which the parent keeps
     // alive and unchanged (the child has its own copy of the address space).
     unsafe {
-        // The program gets default dispositions for what the supervisor changed (Rust
-        // ignores SIGPIPE), and an empty signal mask.
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        for &s in FORWARDED {
-            libc::signal(s, libc::SIG_DFL);
+        // Default dispositions for what the waiter changed (Rust ignores SIGPIPE), an empty
+        // signal mask.
+        for s in 1..32 {
+            if s != libc::SIGKILL && s != libc::SIGSTOP {
+                libc::signal(s, libc::SIG_DFL);
+            }
         }
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
 
-        let lim = libc::rlimit {
-            rlim_cur: plan.real_limit,
-            rlim_max: plan.real_limit,
-        };
-        if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-            fail(plan.err, Step::Rlimit, errno());
-        }
-        let move_to = |from: i32, to: i32, flags: i32| -> bool {
-            from == to || libc::dup3(from, to, flags) == to
-        };
-        if plan.placeholders == 0 {
-            // No placeholders: the inherited descriptors stay where they are, and everything
-            // else goes (the supervisor's own descriptors) but the two pipes.
-            let mut lo: u32 = 0;
-            for &k in &plan.keep {
-                let k = k as u32;
-                if k > lo && libc::syscall(libc::SYS_close_range, lo, k - 1, 0u32) != 0 {
-                    fail(plan.err, Step::Descriptors, errno());
-                }
-                lo = lo.max(k + 1);
+        // Everything but what the program inherits and the three pipes goes.
+        let mut lo: u32 = 0;
+        for &k in &plan.keep {
+            let k = k as u32;
+            if k > lo && libc::syscall(libc::SYS_close_range, lo, k - 1, 0u32) != 0 {
+                fail(err, Step::Descriptors, errno());
             }
-            if libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32) != 0 {
-                fail(plan.err, Step::Descriptors, errno());
-            }
-            let mut b = 0u8;
-            if libc::read(plan.go, (&mut b as *mut u8).cast(), 1) != 1 {
-                fail(plan.err, Step::Attach, errno());
-            }
-            libc::close(plan.go);
-            exec_filtered(plan, plan.err)
+            lo = lo.max(k + 1);
         }
-        if !move_to(plan.err, err, libc::O_CLOEXEC) {
-            fail(plan.err, Step::Descriptors, errno());
+        if libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32) != 0 {
+            fail(err, Step::Descriptors, errno());
         }
-        if !move_to(plan.go, go, libc::O_CLOEXEC) || !move_to(plan.placeholder, ph, libc::O_CLOEXEC)
+        if let Some(n) = plan.nofile {
+            let lim = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                fail(err, Step::Rlimit, errno());
+            }
+        }
+        // Without CAP_SYS_PTRACE, even a root program cannot open the non-dumpable
+        // supervisor's /proc entries, read its memory or borrow its descriptors.
+        if libc::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE as libc::c_ulong, 0, 0, 0) != 0
+            && errno() != libc::EPERM
+            && errno() != libc::EINVAL
         {
-            fail(err, Step::Descriptors, errno());
+            fail(err, Step::Capabilities, errno());
         }
-        for (i, &f) in plan.inherited.iter().enumerate() {
-            if !move_to(f, temp(i as i32), libc::O_CLOEXEC) {
-                fail(err, Step::Descriptors, errno());
+        libc::prctl(
+            PR_CAP_AMBIENT,
+            PR_CAP_AMBIENT_LOWER,
+            CAP_SYS_PTRACE as libc::c_ulong,
+            0,
+            0,
+        );
+        let mut hdr = libc_cap_header(0);
+        let mut data = [CapData::default(); 2];
+        if libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) != 0 {
+            fail(err, Step::Capabilities, errno());
+        }
+        let bit = 1u32 << CAP_SYS_PTRACE;
+        if (data[0].effective | data[0].permitted | data[0].inheritable) & bit != 0 {
+            data[0].effective &= !bit;
+            data[0].permitted &= !bit;
+            data[0].inheritable &= !bit;
+            let mut hdr = libc_cap_header(0);
+            if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
+                fail(err, Step::Capabilities, errno());
             }
         }
-        // Everything below the temporaries goes: the supervisor's own descriptors and the
-        // originals of the inherited ones.
-        let lowest = if n > 0 { temp(n - 1) } else { err };
-        if libc::syscall(libc::SYS_close_range, 0u32, (lowest - 1) as u32, 0u32) != 0 {
-            fail(err, Step::Descriptors, errno());
-        }
-        for i in 0..n {
-            if !move_to(temp(i), plan.placeholders + i, 0) {
-                fail(err, Step::Descriptors, errno());
-            }
-        }
-        // The placeholder fills every number below the private range, so the kernel's
-        // lowest-free allocation lands in the private range and an untranslated number never
-        // reaches a descriptor of the program.
-        for fd in 0..plan.placeholders {
-            if libc::dup2(ph, fd) != fd {
-                fail(err, Step::Descriptors, errno());
-            }
-        }
-        let mut b = 0u8;
-        if libc::read(go, (&mut b as *mut u8).cast(), 1) != 1 {
-            fail(err, Step::Attach, errno());
-        }
-        libc::close(go);
-        libc::close(ph);
-        for i in 0..n {
-            libc::close(temp(i));
-        }
-        exec_filtered(plan, err)
-    }
-}
+        // Under Yama's restricted ptrace the supervisor, a sibling, needs the exception.
+        libc::prctl(PR_SET_PTRACER, plan.supervisor as libc::c_ulong, 0, 0, 0);
 
-/// Installs the seccomp filter and executes the program (the last step of [`child_main`]);
-/// `err` is the error pipe.
-///
-/// # Safety
-///
-/// Only in the forked child, after its descriptors are in place.
-unsafe fn exec_filtered(plan: &ChildPlan, err: i32) -> ! {
-    let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
-    // SAFETY: raw calls on memory owned by `plan` (see `child_main`).
-    unsafe {
         let prog = libc::sock_fprog {
             len: plan.filter.len() as u16,
             filter: plan.filter.as_ptr() as *mut libc::sock_filter,
@@ -272,26 +353,236 @@ unsafe fn exec_filtered(plan: &ChildPlan, err: i32) -> ! {
             libc::syscall(
                 libc::SYS_seccomp,
                 libc::SECCOMP_SET_MODE_FILTER,
-                0u32,
+                SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV,
                 &prog as *const libc::sock_fprog,
             )
         };
-        if install() != 0 {
+        let mut listener = install();
+        if listener < 0 {
             // Without CAP_SYS_ADMIN a filter needs no_new_privs.
-            if errno() != libc::EACCES
-                || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
-                || install() != 0
-            {
+            if errno() != libc::EACCES || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                fail(err, Step::Seccomp, errno());
+            }
+            listener = install();
+            if listener < 0 {
                 fail(err, Step::Seccomp, errno());
             }
         }
+        // From here on every call goes through the filter: write and read are allowed.
+        let msg = encode(1, listener as i32, 0);
+        if libc::write(err, msg.as_ptr().cast(), msg.len()) != msg.len() as isize {
+            fail(err, Step::Attach, errno());
+        }
+        let mut b = 0u8;
+        if libc::read(err, (&mut b as *mut u8).cast(), 1) != 1 {
+            fail(err, Step::Attach, errno());
+        }
+        // The listener and the channel are close-on-exec.
         libc::execve(plan.path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
         fail(err, Step::Exec, errno())
     }
 }
 
-/// Signals the supervisor forwards to the program's first process when another process sent
-/// them to the supervisor (a terminal's signals reach the whole process group already).
+// === seccomp user notification ===
+
+/// `struct seccomp_data`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SeccompData {
+    /// The call number.
+    pub nr: i32,
+    /// `AUDIT_ARCH_*`.
+    pub arch: u32,
+    /// The instruction pointer.
+    pub ip: u64,
+    /// The arguments.
+    pub args: [u64; 6],
+}
+
+/// `struct seccomp_notif`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Notif {
+    /// The notification's cookie.
+    pub id: u64,
+    /// The task that made the call (in the supervisor's pid namespace).
+    pub pid: u32,
+    /// Unused.
+    pub flags: u32,
+    /// The call.
+    pub data: SeccompData,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct NotifResp {
+    id: u64,
+    val: i64,
+    error: i32,
+    flags: u32,
+}
+
+const SECCOMP_IOCTL_NOTIF_RECV: libc::c_ulong = 0xc050_2100;
+const SECCOMP_IOCTL_NOTIF_SEND: libc::c_ulong = 0xc018_2101;
+const SECCOMP_IOCTL_NOTIF_SET_FLAGS: libc::c_ulong = 0x4008_2104;
+/// `SECCOMP_USER_NOTIF_FLAG_CONTINUE`.
+pub const SECCOMP_USER_NOTIF_FLAG_CONTINUE: u32 = 1;
+/// `SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`.
+pub const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
+
+/// `SECCOMP_IOCTL_NOTIF_RECV`: waits for the next notification.
+pub fn notif_recv(listener: RawFd) -> io::Result<Notif> {
+    let mut n = Notif::default();
+    // SAFETY: the kernel writes one `struct seccomp_notif`, which `n` is (zeroed, as the
+    // kernel requires).
+    check(unsafe { libc::ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &mut n) } as _)?;
+    Ok(n)
+}
+
+/// Whether another notification is waiting (`poll` with no timeout).
+pub fn readable(listener: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: listener,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    r == 1 && p.revents & libc::POLLIN != 0
+}
+
+/// `SECCOMP_IOCTL_NOTIF_SEND`: answers notification `id` with `val` (error 0), `-error`, or
+/// lets it run (`flags` = [`SECCOMP_USER_NOTIF_FLAG_CONTINUE`]).
+pub fn notif_send(listener: RawFd, id: u64, val: i64, error: i32, flags: u32) -> io::Result<()> {
+    let r = NotifResp {
+        id,
+        val,
+        error,
+        flags,
+    };
+    // SAFETY: the kernel reads one `struct seccomp_notif_resp`.
+    check(unsafe { libc::ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &r) } as _).map(drop)
+}
+
+/// `SECCOMP_IOCTL_NOTIF_SET_FLAGS`.
+pub fn notif_set_flags(listener: RawFd, flags: u64) -> io::Result<()> {
+    // SAFETY: the flags are passed by value.
+    check(unsafe { libc::ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) } as _).map(drop)
+}
+
+// === other processes' tables ===
+
+const KCMP_FILE: libc::c_int = 0;
+
+/// Whether descriptor `fd` is installed in task `tid`'s table (`kcmp(tid, tid, KCMP_FILE,
+/// fd, fd)` is 0 for an installed descriptor, EBADF for a free or reserved one). `None` if
+/// the task cannot be asked (gone, or not ours to inspect).
+pub fn installed(tid: i32, fd: u32) -> Option<bool> {
+    // SAFETY: integer arguments only.
+    let r = unsafe { libc::syscall(libc::SYS_kcmp, tid, tid, KCMP_FILE, fd, fd) };
+    match r {
+        0 => Some(true),
+        -1 if io::Error::last_os_error().raw_os_error() == Some(libc::EBADF) => Some(false),
+        _ => None,
+    }
+}
+
+const KCMP_FILES: libc::c_int = 2;
+
+/// Whether tasks `a` and `b` use the same descriptor table (`kcmp(a, b, KCMP_FILES)`).
+pub fn same_files(a: i32, b: i32) -> Option<bool> {
+    // SAFETY: integer arguments only.
+    let r = unsafe { libc::syscall(libc::SYS_kcmp, a, b, KCMP_FILES, 0, 0) };
+    (r >= 0).then_some(r == 0)
+}
+
+/// `pidfd_open(pid, 0)`.
+pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    // SAFETY: integer arguments only.
+    let fd = check(unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) })?;
+    // SAFETY: a new descriptor, ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// `pidfd_getfd(pidfd, fd, 0)`: a copy of another process's descriptor.
+pub fn pidfd_getfd(pidfd: &OwnedFd, fd: u32) -> io::Result<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: integer arguments only.
+    let r = check(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })?;
+    // SAFETY: a new descriptor, ours alone.
+    Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
+}
+
+/// The socket family of `fd` (`SO_DOMAIN`), or `None` if it is no socket.
+pub fn socket_domain(fd: &OwnedFd) -> Option<i32> {
+    use std::os::fd::AsRawFd;
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are valid out-pointers of the sizes given.
+    let r = unsafe {
+        libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_DOMAIN,
+            (&mut v as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0).then_some(v)
+}
+
+/// `RLIMIT_NOFILE` (soft, hard) of process `pid`.
+pub fn nofile_of(pid: i32) -> Option<(u64, u64)> {
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `old` is a valid out-pointer; no new limit is given.
+    let r = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) };
+    (r == 0).then_some((old.rlim_cur, old.rlim_max))
+}
+
+/// Raises the calling process's RLIMIT_NOFILE soft limit to its hard limit, and as far as
+/// `fs.nr_open` when allowed: the supervisor may need more descriptors than a program run
+/// under `ulimit -n 8`.
+pub fn raise_nofile() {
+    let nr_open: u64 = std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+        .unwrap_or(1 << 20);
+    for n in [nr_open, 0] {
+        let mut l = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `l` is a valid in/out pointer.
+        unsafe {
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut l);
+            if n > 0 {
+                l.rlim_cur = n;
+                l.rlim_max = n;
+            } else {
+                l.rlim_cur = l.rlim_max;
+            }
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &l) == 0 {
+                return;
+            }
+        }
+    }
+}
+
+/// `sched_yield()`.
+pub fn yield_now() {
+    // SAFETY: no arguments.
+    unsafe {
+        libc::sched_yield();
+    }
+}
+
+// === signals ===
+
+/// Signals the waiter forwards to the program when another process sent them to the waiter
+/// (a terminal's signals reach the whole process group already).
 pub const FORWARDED: &[i32] = &[
     libc::SIGHUP,
     libc::SIGINT,
@@ -303,27 +594,35 @@ pub const FORWARDED: &[i32] = &[
     libc::SIGWINCH,
     libc::SIGCONT,
     libc::SIGTSTP,
+    libc::SIGTTIN,
+    libc::SIGTTOU,
 ];
 
-/// The first process, for the forwarding handler (0: none yet).
+/// The program's process, for the forwarding handler (0: none yet).
 static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 
 extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let code = unsafe { (*info).si_code };
-    // Only what a process sent (SI_USER, SI_QUEUE, SI_TKILL: codes <= 0); a terminal's
-    // SIGINT (SI_KERNEL) reached the program's process group already.
-    if code > 0 {
-        return;
+    let stop = matches!(sig, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU);
+    // Only what a process sent (SI_USER, SI_QUEUE, SI_TKILL: codes <= 0) is forwarded; a
+    // terminal's signal (SI_KERNEL) reached the program's process group already.
+    if code <= 0 {
+        // ORDERING: Relaxed; stored by `forward_signals_to` on this thread before the
+        // handlers were installed (program order); there is no pair.
+        let pid = FORWARD_TO.load(Ordering::Relaxed);
+        if pid > 0 {
+            // SAFETY: kill is async-signal-safe.
+            unsafe {
+                libc::kill(pid, sig);
+            }
+        }
     }
-    // ORDERING: Relaxed; the store in `forward_signals_to` happens on this same thread
-    // before any signal can be forwarded (the handler runs on the supervisor's only thread),
-    // so program order suffices; there is no pair.
-    let pid = FORWARD_TO.load(Ordering::Relaxed);
-    if pid > 0 {
-        // SAFETY: kill is async-signal-safe.
+    if stop {
+        // A stop of the job stops the waiter too, so that the caller's shell sees it.
+        // SAFETY: raise is async-signal-safe.
         unsafe {
-            libc::kill(pid, sig);
+            libc::raise(libc::SIGSTOP);
         }
     }
 }
@@ -345,7 +644,17 @@ pub fn forward_signals_to(pid: Pid) {
     }
 }
 
-/// Dies of `sig` the way the program did (without a core file of the supervisor).
+/// Ignores the signals of [`FORWARDED`] (the supervisor: its own session, it takes none).
+pub fn ignore_forwarded() {
+    for &s in FORWARDED {
+        // SAFETY: setting a disposition to SIG_IGN.
+        unsafe {
+            libc::signal(s, libc::SIG_IGN);
+        }
+    }
+}
+
+/// Dies of `sig` the way the program did (without a core file of the waiter).
 pub fn reraise(sig: i32) -> ! {
     // SAFETY: plain calls on integers and zeroed structures.
     unsafe {
@@ -366,27 +675,41 @@ pub fn reraise(sig: i32) -> ! {
     }
 }
 
-/// `PTRACE_LISTEN`: leaves a tracee in group-stop but reports when it is continued.
-pub fn ptrace_listen(pid: Pid) -> io::Result<()> {
-    // SAFETY: PTRACE_LISTEN takes no pointers.
-    let r = unsafe {
-        libc::ptrace(
-            libc::PTRACE_LISTEN,
-            pid.as_raw(),
-            std::ptr::null_mut::<libc::c_void>(),
-            std::ptr::null_mut::<libc::c_void>(),
-        )
-    };
-    if r == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
+/// `kill(pid, sig)`.
+pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
+    // SAFETY: integers only.
+    check(unsafe { libc::kill(pid, sig) } as _).map(drop)
 }
 
-/// Whether the calling process has more than one thread (fork would be unsafe).
-pub fn is_single_threaded() -> bool {
-    std::fs::read_dir("/proc/self/task").map_or(true, |d| d.count() <= 1)
+/// `tgkill(tgid, tid, sig)`.
+pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> io::Result<()> {
+    // SAFETY: integers only.
+    check(unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, sig) }).map(drop)
+}
+
+// === ptrace ===
+
+fn ptrace_raw(req: libc::c_uint, tid: i32, data: usize) -> io::Result<()> {
+    // SAFETY: requests whose address argument is unused and whose data is an integer.
+    let r = unsafe {
+        libc::ptrace(
+            req,
+            tid,
+            std::ptr::null_mut::<libc::c_void>(),
+            data as *mut libc::c_void,
+        )
+    };
+    check(r).map(drop)
+}
+
+/// `PTRACE_LISTEN`: leaves a tracee in group-stop but reports when it is continued.
+pub fn ptrace_listen(tid: i32) -> io::Result<()> {
+    ptrace_raw(libc::PTRACE_LISTEN, tid, 0)
+}
+
+/// `PTRACE_CONT`, delivering `sig` (0: none; realtime signals included).
+pub fn resume(tid: i32, sig: i32) -> io::Result<()> {
+    ptrace_raw(libc::PTRACE_CONT, tid, sig as usize)
 }
 
 /// What `waitpid` reported for one tracee.
@@ -396,21 +719,19 @@ pub enum Status {
     Exited(i32, i32),
     /// Killed by a signal.
     Signaled(i32, i32),
-    /// A syscall stop (entry or exit; `PTRACE_O_TRACESYSGOOD`).
-    Syscall(i32),
     /// A `PTRACE_EVENT_*` stop: (tid, signal, event).
     Event(i32, i32, i32),
     /// A signal-delivery stop.
     Signal(i32, i32),
 }
 
-/// `waitpid(pid, __WALL)` (`pid` -1: any), decoded; realtime signals included (nix's
-/// `Signal` cannot hold them). Retries EINTR.
-pub fn wait(pid: i32) -> io::Result<Status> {
+/// `waitpid(pid, flags | __WALL)` (`pid` -1: any), decoded; realtime signals included
+/// (nix's `Signal` cannot hold them). Retries EINTR.
+pub fn wait(pid: i32, flags: i32) -> io::Result<Status> {
     loop {
         let mut st = 0;
         // SAFETY: `st` is a valid out-pointer.
-        let r = unsafe { libc::waitpid(pid, &mut st, libc::__WALL) };
+        let r = unsafe { libc::waitpid(pid, &mut st, flags | libc::__WALL) };
         if r == -1 {
             let e = io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::EINTR) {
@@ -425,9 +746,7 @@ pub fn wait(pid: i32) -> io::Result<Status> {
         } else if libc::WIFSTOPPED(st) {
             let sig = libc::WSTOPSIG(st);
             let event = st >> 16;
-            if sig == libc::SIGTRAP | 0x80 {
-                Status::Syscall(r)
-            } else if event != 0 {
+            if event != 0 {
                 Status::Event(r, sig, event)
             } else {
                 Status::Signal(r, sig)
@@ -440,44 +759,28 @@ pub fn wait(pid: i32) -> io::Result<Status> {
     }
 }
 
-/// Resumes a stopped tracee: `PTRACE_SYSCALL` (stop at the call's exit) or `PTRACE_CONT`,
-/// delivering `sig` (0: none; realtime signals included).
-pub fn resume(tid: i32, syscall: bool, sig: i32) -> io::Result<()> {
-    let req = if syscall {
-        libc::PTRACE_SYSCALL
-    } else {
-        libc::PTRACE_CONT
-    };
-    // SAFETY: PTRACE_SYSCALL/PTRACE_CONT take the signal number as data, no pointer.
-    let r = unsafe {
-        libc::ptrace(
-            req,
-            tid,
-            std::ptr::null_mut::<libc::c_void>(),
-            sig as usize as *mut libc::c_void,
-        )
-    };
-    if r == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
-/// `tgkill(tgid, tid, sig)`.
-pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> io::Result<()> {
-    // SAFETY: integers only.
-    let r = unsafe { libc::syscall(libc::SYS_tgkill, tgid, tid, sig) };
-    if r == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(())
-    }
-}
-
 /// `fcntl(fd, F_GETFD)` on a descriptor of the calling process; `None` if it is not open.
 pub fn getfd(fd: i32) -> Option<i32> {
     // SAFETY: F_GETFD takes no pointer; an unopened number gives EBADF.
     let r = unsafe { libc::fcntl(fd, libc::F_GETFD) };
     (r >= 0).then_some(r)
+}
+
+/// Closes every descriptor of the calling process except those in `keep` (ascending).
+pub fn close_all_but(keep: &[i32]) {
+    let mut lo: u32 = 0;
+    for &k in keep {
+        let k = k as u32;
+        if k > lo {
+            // SAFETY: integers only; closes descriptors this process owns and no longer uses.
+            unsafe {
+                libc::syscall(libc::SYS_close_range, lo, k - 1, 0u32);
+            }
+        }
+        lo = lo.max(k + 1);
+    }
+    // SAFETY: as above.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32);
+    }
 }

@@ -6,7 +6,7 @@ use crate::iov::IovIterMut;
 use crate::ops::{FileOperations, Kstat, noop_llseek};
 use crate::task::Task;
 use crate::uapi::*;
-use fdtable::{Errno, FileRef};
+use fdtable::{Errno, FdPayload, FileRef};
 use std::io::IoSliceMut;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -169,7 +169,7 @@ impl FileOperations for EventFd {
     }
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// `eventfd2(initval, flags)` — `flags`: `EFD_CLOEXEC`, `EFD_NONBLOCK`,
     /// `EFD_SEMAPHORE`; `EINVAL` for anything else. `EMFILE`.
     ///

@@ -6,7 +6,7 @@ use crate::file::File;
 use crate::pipe::PipeEnd;
 use crate::task::Task;
 use crate::uapi::*;
-use fdtable::Errno;
+use fdtable::{Errno, FdPayload};
 
 /// `check_fcntl_cmd`: the commands an `O_PATH` descriptor allows; others are `EBADF`.
 fn check_fcntl_cmd(cmd: i32) -> bool {
@@ -36,7 +36,7 @@ fn setfl(file: &File, arg: u32) -> Result<(), Errno> {
     Ok(())
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// `fcntl(fd, cmd, arg)`.
     ///
     /// - `F_DUPFD` / `F_DUPFD_CLOEXEC`: the lowest free fd `>= arg`; `EINVAL` if `arg` is at
@@ -65,7 +65,7 @@ impl Task {
         match cmd {
             F_DUPFD | F_DUPFD_CLOEXEC => self
                 .files
-                .dupfd(fdu, argi, cmd == F_DUPFD_CLOEXEC, self.nofile())
+                .fcntl_dupfd(fdu, arg, cmd == F_DUPFD_CLOEXEC, self.nofile())
                 .map(i64::from),
             F_DUPFD_QUERY => self.files.dupfd_query(fdu, argi).map(i64::from),
             F_CREATED_QUERY => Ok(i64::from(f.f_mode() & FMODE_CREATED != 0)),

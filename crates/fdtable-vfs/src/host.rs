@@ -99,10 +99,13 @@ impl HostFile {
         }
         // SAFETY: fstat succeeded, so it initialised `st`.
         let st = unsafe { st.assume_init() };
+        // `nlink_t` is 64 bits on x86_64, 32 on aarch64 (where the cast is the identity).
+        #[allow(clippy::unnecessary_cast)]
+        let nlink = st.st_nlink as u32;
         Ok(Kstat {
             mode: st.st_mode,
             ino: st.st_ino,
-            nlink: st.st_nlink as u32,
+            nlink,
             size: st.st_size,
             blksize: st.st_blksize as u32,
             blocks: st.st_blocks as u64,

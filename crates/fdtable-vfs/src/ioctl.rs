@@ -11,7 +11,7 @@ use crate::file::File;
 use crate::task::Task;
 use crate::uaccess::{UserMemory, get_user_i32, put_user_i32, put_user_i64};
 use crate::uapi::*;
-use fdtable::Errno;
+use fdtable::{Errno, FdPayload};
 
 /// `vfs_ioctl`: the file's `unlocked_ioctl`; `ENOIOCTLCMD` becomes `ENOTTY`.
 #[inline]
@@ -22,7 +22,7 @@ fn vfs_ioctl(file: &File, cmd: u32, arg: usize, mem: &mut dyn UserMemory) -> Res
     }
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// `ioctl(fd, cmd, arg)` — `EBADF` for a bad or `O_PATH` fd; the generic commands
     /// (`FIOCLEX`, `FIONCLEX`, `FIONBIO`, `FIOASYNC`, `FIOQSIZE`, `FIGETBSZ`, `FIONREAD` on
     /// regular files, `FIBMAP`) are answered here; anything else goes to the file's
@@ -43,10 +43,14 @@ impl Task {
         arg: usize,
         mem: &mut dyn UserMemory,
     ) -> Result<i64, Errno> {
-        self.with_file(fd, |f, _| match self.fd_ioctl(fd, cmd) {
-            Some(r) => r,
-            None => file_ioctl(f, cmd, arg, mem),
-        })
+        self.with_file(
+            fd,
+            #[inline(always)]
+            |f, _| match self.fd_ioctl(fd, cmd) {
+                Some(r) => r,
+                None => file_ioctl(f, cmd, arg, mem),
+            },
+        )
     }
 
     /// `compat_ioctl(fd, cmd, arg)` for a 32-bit guest: the generic commands with the

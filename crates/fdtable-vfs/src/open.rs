@@ -12,7 +12,7 @@ use crate::file::File;
 use crate::namespace::{MAY_APPEND, MAY_READ, MAY_WRITE, OpenHow};
 use crate::task::Task;
 use crate::uapi::*;
-use fdtable::{Errno, FileRef};
+use fdtable::{Errno, FdPayload, FileRef};
 
 /// `build_open_how` + `build_open_flags` for `open`/`openat` (not `openat2`, which rejects
 /// unknown flags): unknown flags are dropped, `O_PATH` keeps only `O_PATH_FLAGS`, the mode is
@@ -74,7 +74,7 @@ pub fn getname(path: &[u8]) -> Result<&[u8], Errno> {
     Ok(path)
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// `open(path, flags, mode)` — `openat(AT_FDCWD, ...)`.
     pub fn open(&self, path: &[u8], flags: i32, mode: u32) -> Result<i32, Errno> {
         self.openat(AT_FDCWD, path, flags, mode)

@@ -14,7 +14,7 @@ use crate::ops::{FileOperations, Kstat};
 use crate::task::Task;
 use crate::uaccess::{UserMemory, put_user_i32};
 use crate::uapi::*;
-use fdtable::Errno;
+use fdtable::{Errno, FdPayload};
 use std::collections::VecDeque;
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -395,7 +395,7 @@ impl FileOperations for PipeEnd {
     }
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// `pipe2(flags)` — a new pipe: `[read end, write end]`, the two lowest free fds.
     /// `flags`: `O_CLOEXEC` (both fds), `O_NONBLOCK` (both ends), `O_DIRECT` (packet mode);
     /// `EINVAL` for anything else (`O_NOTIFICATION_PIPE` included: no watch queues here).

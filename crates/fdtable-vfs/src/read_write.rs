@@ -8,7 +8,7 @@ use crate::file::File;
 use crate::ops::Kstat;
 use crate::task::Task;
 use crate::uapi::*;
-use fdtable::Errno;
+use fdtable::{Errno, FdPayload};
 use std::io::{IoSlice, IoSliceMut};
 
 /// `rw_verify_area`: `EINVAL` for a negative position or one where `pos + count` overflows.
@@ -106,7 +106,7 @@ pub fn vfs_writev(
     file.ops().writev(file, bufs, pos)
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// Runs `op` with the file at `fd` and its position as `ksys_read` does: `fdget_pos`
     /// (locking `f_pos` only if the file is shared), a local copy of the position, written
     /// back if `op` succeeded. Stream files get no position.
@@ -116,44 +116,47 @@ impl Task {
         fd: i32,
         op: impl FnOnce(&File, Option<&mut i64>) -> Result<R, Errno>,
     ) -> Result<R, Errno> {
-        self.with_file(fd, |f, count| {
-            if f.is_stream() {
-                return op(f, None);
-            }
-            let guard = f.pos_lock(count);
-            let mut pos = guard.get();
-            let r = op(f, Some(&mut pos));
-            if r.is_ok() {
-                guard.set(pos);
-            }
-            r
-        })
+        self.with_file(
+            fd,
+            #[inline(always)]
+            |f, shared| {
+                if f.is_stream() {
+                    return op(f, None);
+                }
+                let guard = f.pos_lock(if shared { 2 } else { 1 });
+                let mut pos = guard.get();
+                let r = op(f, Some(&mut pos));
+                if r.is_ok() {
+                    guard.set(pos);
+                }
+                r
+            },
+        )
     }
 
-    /// Runs `op` with the file at `fd` (not `O_PATH`: `EBADF`) and the count `fdget_pos`'s
-    /// locking rule reads. The file is looked up with `fdget_rcu`: on a shared table a file
-    /// that never blocks and is used often is lent without a reference (no locked
-    /// instruction; see [`File::may_lend`](fdtable::FileLike::may_lend)), and since another
-    /// task may then be using it with no reference of its own either, the count given is
-    /// "shared"; any other file comes with a reference, as Linux's `fdget`.
+    /// Runs `op` with the file at `fd` (not `O_PATH`: `EBADF`) and whether another holder
+    /// may use it meanwhile (`file_count > 1`, `fdget_pos`'s locking rule). The file is looked
+    /// up with `fdget_rcu`: on a shared table a file that never blocks and is used often is
+    /// lent without a reference (no locked instruction; see
+    /// [`File::may_lend`](fdtable::FileLike::may_lend)), and since another task may then be
+    /// using it with no reference of its own either, it counts as shared; any other file
+    /// comes with a reference, as Linux's `fdget`.
     #[inline]
     pub(crate) fn with_file<R>(
         &self,
         fd: i32,
-        op: impl FnOnce(&File, usize) -> Result<R, Errno>,
+        op: impl FnOnce(&File, bool) -> Result<R, Errno>,
     ) -> Result<R, Errno> {
-        let Some(b) = self.files().fdget_rcu(fd as u32) else {
-            return Err(Errno::EBADF);
-        };
-        if b.f_mode() & FMODE_PATH != 0 {
-            return Err(Errno::EBADF);
-        }
-        let count = if b.is_rcu() {
-            usize::MAX
-        } else {
-            b.file_count()
-        };
-        op(&b, count)
+        self.files().with_fdget_rcu(
+            fd as u32,
+            #[inline(always)]
+            |b| match b {
+                // A lent file is never `O_PATH` (`File::may_lend`): on that path the test of
+                // `f_mode` folds away.
+                Some(b) if b.is_rcu() || b.f_mode() & FMODE_PATH == 0 => op(b, b.shared_file()),
+                _ => Err(Errno::EBADF),
+            },
+        )
     }
 
     /// `read(fd, buf)` — reads at the file position and advances it. `EBADF` if `fd` is not

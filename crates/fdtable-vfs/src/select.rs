@@ -4,7 +4,7 @@
 
 use crate::task::Task;
 use crate::uapi::{POLLERR, POLLHUP, POLLNVAL};
-use fdtable::Errno;
+use fdtable::{Errno, FdPayload};
 
 /// `struct pollfd`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -18,7 +18,7 @@ pub struct PollFd {
     pub revents: u16,
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// `poll(fds, nfds, 0)` — fills each `revents` and returns how many are non-zero.
     /// `EINVAL` if there are more entries than `RLIMIT_NOFILE`. An fd that is not open (or is
     /// `O_PATH`) gets `POLLNVAL`.

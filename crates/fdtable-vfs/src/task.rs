@@ -12,7 +12,7 @@
 use crate::file::File;
 use crate::namespace::Namespace;
 use crate::uapi::*;
-use fdtable::{Errno, Fd, FileRef, Files};
+use fdtable::{Errno, Fd, FdPayload, FileRef, Files};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -80,12 +80,18 @@ impl FsStruct {
 /// Descriptor arguments are `i32` as in C; a negative one is a huge `unsigned int` to the
 /// kernel and gets `EBADF`.
 ///
+/// `P` is the per-fd payload of its table ([`FdPayload`]: rights, a tag of the embedder's,
+/// copied by `dup` and `fork` as the kernel copies per-fd state), none by default. Make a
+/// task with one through [`Task::with_fd_payload`], and read or set it through
+/// [`Task::files`] ([`Files::fd_payload`], [`Files::fdget_with_payload`],
+/// [`Files::install_with`], ...): every syscall here works the same whatever `P` is.
+///
 /// ```compile_fail
 /// fn shared_between_threads<T: Sync>() {}
 /// shared_between_threads::<fdtable_vfs::Task>(); // a Task is one thread's
 /// ```
-pub struct Task {
-    pub(crate) files: Files<File>,
+pub struct Task<P: FdPayload = ()> {
+    pub(crate) files: Files<File, P>,
     pub(crate) signal: Arc<SignalStruct>,
     pub(crate) fs: Arc<FsStruct>,
     pub(crate) ns: Arc<dyn Namespace>,
@@ -100,6 +106,15 @@ impl Task {
 
     /// As [`Task::new`] with `RLIMIT_NOFILE` = (`soft`, `hard`).
     pub fn with_rlimit(ns: Arc<dyn Namespace>, nofile: (u64, u64)) -> Task {
+        Task::with_fd_payload(ns, nofile)
+    }
+}
+
+impl<P: FdPayload> Task<P> {
+    /// As [`Task::with_rlimit`], for a table that keeps a `P` beside each descriptor
+    /// (`Task::<u64>::with_fd_payload(ns, DEFAULT_NOFILE)`); a new descriptor's is
+    /// `P::default()` unless installed with one.
+    pub fn with_fd_payload(ns: Arc<dyn Namespace>, nofile: (u64, u64)) -> Task<P> {
         Task {
             files: Files::new(),
             signal: SignalStruct::new(nofile),
@@ -112,7 +127,7 @@ impl Task {
     }
 
     /// The descriptor table handle (for the table's own operations and introspection).
-    pub fn files(&self) -> &Files<File> {
+    pub fn files(&self) -> &Files<File, P> {
         &self.files
     }
 
@@ -120,7 +135,7 @@ impl Task {
     /// no syscall of their own here ([`Files::replace_fd`], [`Files::renumber`]). The handle
     /// may be used like any other; replacing it with another `Files` gives this task that
     /// table.
-    pub fn files_mut(&mut self) -> &mut Files<File> {
+    pub fn files_mut(&mut self) -> &mut Files<File, P> {
         &mut self.files
     }
 
@@ -168,7 +183,7 @@ impl Task {
     /// `fork()`: a new process with a copy of the table (`dup_fd`: the same open files, one
     /// more reference each, so positions and status flags are shared), a copy of the limits and
     /// of the current directory, and the same namespace.
-    pub fn fork(&self) -> Result<Task, Errno> {
+    pub fn fork(&self) -> Result<Task<P>, Errno> {
         Ok(Task {
             files: self.files.fork()?,
             signal: SignalStruct::new(self.signal.get()),
@@ -179,7 +194,7 @@ impl Task {
 
     /// A new thread of this process: `clone(CLONE_VM | CLONE_FS | CLONE_FILES |
     /// CLONE_SIGHAND | CLONE_THREAD)`.
-    pub fn clone_thread(&mut self) -> Task {
+    pub fn clone_thread(&mut self) -> Task<P> {
         Task {
             files: self.files.share(),
             signal: self.signal.clone(),
@@ -192,7 +207,7 @@ impl Task {
     /// `CLONE_FS` the current directory and umask, `CLONE_THREAD` the limits. `EINVAL` for
     /// `CLONE_THREAD` without `CLONE_SIGHAND`, or `CLONE_SIGHAND` without `CLONE_VM`, as
     /// `copy_process`. Other flags are accepted and mean nothing here.
-    pub fn clone(&mut self, flags: u64) -> Result<Task, Errno> {
+    pub fn clone(&mut self, flags: u64) -> Result<Task<P>, Errno> {
         if flags & CLONE_THREAD != 0 && flags & CLONE_SIGHAND == 0 {
             return Err(Errno::EINVAL);
         }
@@ -286,7 +301,7 @@ impl Task {
     }
 }
 
-impl std::fmt::Debug for Task {
+impl<P: FdPayload> std::fmt::Debug for Task<P> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Task")
             .field("files", &self.files)
@@ -448,5 +463,39 @@ mod tests {
         shared.unshare(CLONE_FS).unwrap();
         t.chdir(b"/dev").unwrap();
         assert!(shared.open(b"x", 0, 0).is_ok(), "unshared: still in /tmp");
+    }
+
+    /// A task with a per-fd payload: every syscall runs as on a task without one, and the
+    /// payload follows the kernel's rules for per-fd state (copied by dup, F_DUPFD, dup2 and
+    /// fork, moved by renumber, 0 for a new descriptor).
+    #[test]
+    fn syscalls_carry_the_payload() {
+        let mut t = Task::<u64>::with_fd_payload(MemFs::new(), DEFAULT_NOFILE);
+        let fd = t.open(b"/dev/null", O_RDWR as i32, 0).unwrap();
+        assert_eq!(t.files().fd_payload(fd as u32), Ok(0));
+        t.files().set_fd_payload(fd as u32, 0b101).unwrap();
+        let d = t.dup(fd).unwrap();
+        let f = t.fcntl(fd, F_DUPFD, 10).unwrap() as i32;
+        assert_eq!(t.dup2(fd, 7), Ok(7));
+        let child = t.fork().unwrap();
+        for x in [fd, d, f, 7] {
+            assert_eq!(t.files().fd_payload(x as u32), Ok(0b101), "fd {x}");
+            assert_eq!(
+                child.files().fd_payload(x as u32),
+                Ok(0b101),
+                "fork, fd {x}"
+            );
+        }
+        assert_eq!(t.write(d, b"x"), Ok(1));
+        assert_eq!(
+            t.files_mut().renumber(d as u32, 20, DEFAULT_NOFILE.0),
+            Ok(20)
+        );
+        assert_eq!(t.files().fd_payload(20), Ok(0b101));
+        let (file, rights) = t.files().fdget_with_payload(20).unwrap();
+        assert_eq!(rights, 0b101);
+        drop(file);
+        t.close(20).unwrap();
+        assert_eq!(t.files().fd_payload(20), Err(Errno::EBADF));
     }
 }

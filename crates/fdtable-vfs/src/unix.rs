@@ -14,7 +14,7 @@ use crate::ops::{FileOperations, Kstat};
 use crate::task::Task;
 use crate::uaccess::{UserMemory, put_user_i32};
 use crate::uapi::*;
-use fdtable::{Errno, FileRef};
+use fdtable::{Errno, FdPayload, FileRef};
 use std::collections::VecDeque;
 use std::io::{IoSlice, IoSliceMut};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -325,7 +325,7 @@ impl FileOperations for UnixStream {
     }
 }
 
-impl Task {
+impl<P: FdPayload> Task<P> {
     /// `socketpair(domain, type, protocol)` — two connected sockets, `[a, b]`.
     ///
     /// `type` may carry `SOCK_NONBLOCK` and `SOCK_CLOEXEC`; other flag bits are `EINVAL`.

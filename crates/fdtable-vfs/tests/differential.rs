@@ -456,6 +456,16 @@ fn f_getfl_after_open_and_setfl_masking(s: &mut dyn Sys, log: &mut Log, _tmpfs: 
     log.val("bad fd", s.fcntl(BAD_FD, F_GETFL, 0));
     log.val("negative fd", s.fcntl(-1, F_GETFD, 0));
     log.val("dupfd negative", s.fcntl(fd, F_DUPFD, -1));
+    // `arg` is an `unsigned long`, of which Linux keeps the low 32 bits (`(int)arg`, then
+    // `f_dupfd`'s `unsigned int`): high bits are ignored, not EINVAL.
+    log.fd("dupfd high bits", s.fcntl(fd, F_DUPFD, 0x1_0000_0040));
+    log.fd("dupfd 1 << 40", s.fcntl(fd, F_DUPFD_CLOEXEC, 1 << 40));
+    log.fd(
+        "dupfd all high bits",
+        s.fcntl(fd, F_DUPFD, 0xffff_ffff_0000_0050_u64 as i64),
+    );
+    log.val("dupfd 0xffffffff", s.fcntl(fd, F_DUPFD, 0xffff_ffff));
+    log.val("dupfd 0x80000000", s.fcntl(fd, F_DUPFD, 0x8000_0000));
     let n = log.fd("null", s.open("/dev/null", o(O_RDWR), 0));
     log.val("null getfl", s.fcntl(n, F_GETFL, 0));
     log.val("null direct", s.fcntl(n, F_SETFL, O_DIRECT as i64));

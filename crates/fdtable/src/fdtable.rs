@@ -317,6 +317,27 @@ impl<'a, F: ?Sized, P> TableRef<'a, F, P> {
         unsafe { self.words_at(off, words_for(self.words(), BITS_PER_LONG)) }
     }
 
+    /// A copy of the payload of `fd`, an installed fd.
+    ///
+    /// # Safety
+    ///
+    /// `fd < max_fds` and `fd` is installed (its payload is initialised); no write to the
+    /// payloads can run concurrently (the caller holds the lock, or is the table's only user).
+    #[inline(always)]
+    pub(crate) unsafe fn payload_of(self, fd: usize) -> P
+    where
+        P: Copy,
+    {
+        let off = self.header().payload;
+        // SAFETY: per the contract: in bounds, initialised, no concurrent write; a read through
+        // a raw pointer creates no reference that could alias a `Locked`'s.
+        unsafe {
+            ((self.ptr.as_ptr() as *const u8).add(off) as *const P)
+                .add(fd)
+                .read()
+        }
+    }
+
     /// The per-fd payloads (initialised exactly for open fds).
     ///
     /// # Safety

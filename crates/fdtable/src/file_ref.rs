@@ -66,6 +66,9 @@ struct FileVtable {
     drop_value: unsafe fn(NonNull<u8>),
     /// Frees the allocation; the value is already dropped.
     dealloc: unsafe fn(NonNull<u8>),
+    /// The value is exactly the `F` the file is seen as (made by [`FileRef::new`]), not a
+    /// larger value coerced to it: only then can [`FileRef::try_unwrap`] move it out whole.
+    exact: bool,
 }
 
 /// The header in front of every file value.
@@ -143,6 +146,12 @@ impl<V, U: ?Sized> Vt<V, U> {
     const VTABLE: FileVtable = FileVtable {
         drop_value: Self::drop_value,
         dealloc: Self::dealloc,
+        exact: false,
+    };
+    /// For a value made as the type it is seen as (`V` is `U`).
+    const EXACT: FileVtable = FileVtable {
+        exact: true,
+        ..Self::VTABLE
     };
 
     /// # Safety
@@ -494,12 +503,8 @@ impl<F: ?Sized> FileInner<F> {
     /// Called exactly once, by the thread whose last put returned true.
     #[cold]
     unsafe fn release(this: NonNull<Self>) {
-        // The release's half of the handshake in `make_lendable`: the last put (after the
-        // slot was emptied) before the load of `lend`.
-        rcu::release_barrier();
-        // ORDERING: Relaxed; ordered by the barrier (see `make_lendable`).
-        // SAFETY: the header is live until the release frees it.
-        if unsafe { (*this.as_ptr()).lend.load(Ordering::Relaxed) } != LEND_NO {
+        // SAFETY: forwarded: the header is live until the release frees it.
+        if unsafe { Self::was_lent(this) } {
             if rcu::in_borrow() {
                 // SAFETY: the head is unused until the allocation is retired, which only this
                 // deferred release does.
@@ -510,6 +515,33 @@ impl<F: ?Sized> FileInner<F> {
         }
         // SAFETY: forwarded.
         unsafe { Self::release_now(this) }
+    }
+
+    /// Whether the file may have been lent without a reference, so that its release must
+    /// first wait for borrowers (`synchronize`). The release's half of the handshake in
+    /// `make_lendable`: called after the last put (which followed the emptying of the last
+    /// slot), it reads the announcement after a barrier.
+    ///
+    /// # Safety
+    ///
+    /// The count is DEAD through this thread's last put; the header is live.
+    #[inline]
+    unsafe fn was_lent(this: NonNull<Self>) -> bool {
+        rcu::release_barrier();
+        // ORDERING: Relaxed; ordered by the barrier (see `make_lendable`).
+        // SAFETY: per the contract.
+        unsafe { (*this.as_ptr()).lend.load(Ordering::Relaxed) != LEND_NO }
+    }
+
+    /// `try_unwrap`'s last put: one compare-and-swap from one reference straight to DEAD (as
+    /// `put_close`'s last put), which fails, changing nothing, if another reference exists.
+    fn try_put_unique(&self) -> bool {
+        // ORDERING: Acquire on success: every earlier holder's Release decrement (and every
+        // use before it) happens-before the value is taken out. Failure: Relaxed, nothing
+        // changed and nothing is read.
+        self.refcnt
+            .compare_exchange(ONEREF, DEAD, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
     }
 
     /// A release deferred until this thread's borrow sections ended.
@@ -532,9 +564,24 @@ impl<F: ?Sized> FileInner<F> {
         let p = this.as_ptr();
         // SAFETY: the last put succeeded, so the count is DEAD and no holder remains;
         // lock-free readers can only touch `refcnt`, never the value.
-        let (vtable, visible) = unsafe { ((*p).vtable, (*p).visible.load(Ordering::Relaxed)) };
+        let vtable = unsafe { (*p).vtable };
         // SAFETY: as above; `drop_value` matches the allocation (its vtable).
         unsafe { (vtable.drop_value)(this.cast()) };
+        // SAFETY: the value is gone; forwarded.
+        unsafe { Self::free_header(this) }
+    }
+
+    /// Frees (or schedules freeing of) the allocation of a file whose value is gone (dropped
+    /// or moved out).
+    ///
+    /// # Safety
+    ///
+    /// The count is DEAD (through this thread), no borrower can reach the value, and the value
+    /// was dropped or moved out.
+    unsafe fn free_header(this: NonNull<Self>) {
+        let p = this.as_ptr();
+        // SAFETY: the header outlives the value until this frees it.
+        let (vtable, visible) = unsafe { ((*p).vtable, (*p).visible.load(Ordering::Relaxed)) };
         if visible {
             // SAFETY: the file is in no slot any more (a slot holds a reference, and the count
             // reached zero), so sections that begin from now on cannot reach it; the head is
@@ -558,6 +605,13 @@ impl<F: ?Sized> FileInner<F> {
             let vtable = (*head.cast::<Self>().as_ptr()).vtable;
             (vtable.dealloc)(head.cast());
         }
+    }
+
+    /// Whether the count is one right now (racy by nature, as `file_count(file) == 1`).
+    #[inline(always)]
+    pub(crate) fn has_one_ref(&self) -> bool {
+        // ORDERING: Relaxed; an instantaneous reading, as `file_count` is.
+        self.refcnt.load(Ordering::Relaxed) == ONEREF
     }
 
     /// `file_count`: the number of references, racy by nature.
@@ -618,9 +672,62 @@ impl<F> FileRef<F> {
         Self::try_new_inner(value).map_err(|_| Errno::ENOMEM)
     }
 
+    /// Takes the value out of the file if this is its only reference: the file's release
+    /// without dropping the value (`Arc::try_unwrap`). An async host takes a file out of the
+    /// table ([`Files::file_close_fd`](crate::Files::file_close_fd), which returns the
+    /// table's reference), unwraps it, and `.await`s its flush or close in the value's own
+    /// terms instead of in a synchronous `Drop`:
+    ///
+    /// ```
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// struct Stream { pending: Vec<u8> }
+    /// impl FileLike for Stream {}
+    /// let mut files: Files<Stream> = Files::new();
+    /// let fd = files.install(FileRef::new(Stream { pending: b"tail".to_vec() }), 0, 1024).unwrap();
+    /// let file = files.file_close_fd(fd).unwrap();
+    /// match FileRef::try_unwrap(file) {
+    ///     Ok(stream) => assert_eq!(stream.pending, b"tail"),   // flush it, `.await` it...
+    ///     Err(shared) => drop(shared),   // a dup or another lookup still holds it
+    /// }
+    /// ```
+    ///
+    /// `Err(this)`, with nothing changed, for a file made by
+    /// [`new_unsize`](FileRef::new_unsize) (its value is larger than the `F` it is seen as);
+    /// when another reference exists — another fd (a dup,
+    /// another table after a fork), another `FileRef`, or a lookup on another thread that
+    /// holds the file right now — and when this thread is itself inside a
+    /// [`Files::fdget_rcu`](crate::Files::fdget_rcu) borrow (a file that was lent without a
+    /// reference must first wait for its borrowers, which this thread's own borrow would
+    /// block): drop the borrow first, or drop `this` and let the release run as usual.
+    ///
+    /// Like the release, a file that was lent without a reference first waits until no borrow
+    /// that could still hold it remains (see [`Files::fdget_rcu`](crate::Files::fdget_rcu));
+    /// without `std` that is the embedder's `synchronize_rcu`, so call this outside
+    /// read-side sections.
+    pub fn try_unwrap(this: Self) -> Result<F, Self> {
+        if !this.inner().vtable.exact || rcu::in_borrow() || !this.inner().try_put_unique() {
+            return Err(this);
+        }
+        let this = ManuallyDrop::new(this);
+        let p = this.ptr;
+        // SAFETY: the count is DEAD through our compare-and-swap; the header is live.
+        if unsafe { FileInner::was_lent(p) } {
+            rcu::synchronize();
+        }
+        // SAFETY: the count is DEAD and we are the thread that killed it: no holder remains,
+        // lock-free readers touch only `refcnt`, and no borrower can reach the value any more
+        // (waited for above). The value is initialised and read out once; the allocation is
+        // then freed without dropping it.
+        unsafe {
+            let value = ptr::read(FileInner::value_ptr(p.as_ptr()));
+            FileInner::free_header(p);
+            Ok(value)
+        }
+    }
+
     fn try_new_inner(value: F) -> Result<Self, (F, Layout)> {
         // SAFETY: the identity is a valid coercion: same address, same (no) metadata.
-        unsafe { FileRef::<F>::alloc_with(value, |p| p) }
+        unsafe { FileRef::<F>::alloc_with(value, |p| p, true) }
     }
 }
 
@@ -684,11 +791,15 @@ impl<F: ?Sized> FileRef<F> {
         // referent lies inside the value (it is derived from `&V` for the same lifetime); the
         // metadata it carries is used only for `&F`, never for dropping or freeing.
         let r = unsafe {
-            FileRef::<F>::alloc_with(value, |p: *const V| {
-                // SAFETY: `alloc_with` passes a pointer to the initialised value, valid (and
-                // not mutated) for as long as the file lives.
-                coerce(&*p) as *const F
-            })
+            FileRef::<F>::alloc_with(
+                value,
+                |p: *const V| {
+                    // SAFETY: `alloc_with` passes a pointer to the initialised value, valid (and
+                    // not mutated) for as long as the file lives.
+                    coerce(&*p) as *const F
+                },
+                false,
+            )
         };
         r.map_err(|_| Errno::ENOMEM)
     }
@@ -703,6 +814,7 @@ impl<F: ?Sized> FileRef<F> {
     unsafe fn alloc_with<V>(
         value: V,
         coerce: impl FnOnce(*const V) -> *const F,
+        exact: bool,
     ) -> Result<Self, (V, Layout)> {
         let Some((layout, header_off, value_off)) = file_layout::<V, F>() else {
             return Err((value, Layout::new::<u8>()));
@@ -748,7 +860,11 @@ impl<F: ?Sized> FileRef<F> {
             header.write(FileInner {
                 rcu: RcuHead::new(),
                 refcnt: AtomicUsize::new(ONEREF),
-                vtable: &const { Vt::<V, F>::VTABLE },
+                vtable: if exact {
+                    &const { Vt::<V, F>::EXACT }
+                } else {
+                    &const { Vt::<V, F>::VTABLE }
+                },
                 visible: AtomicBool::new(false),
                 lend: AtomicU8::new(LEND_NO),
                 lookups: AtomicU32::new(0),

@@ -89,7 +89,9 @@ pub mod docs;
 pub use errno::Errno;
 pub use fd::{Fd, RcuFd};
 pub use file_ref::{FileRef, LEND_AFTER};
-pub use files::{FdIter, FdPayload, FdState, FileLike, Files, NR_OPEN_DEFAULT, OpenFd};
+pub use files::{
+    FdIter, FdPayload, FdState, FileLike, Files, NR_OPEN_DEFAULT, OpenFd, SharedFiles,
+};
 pub use flags::{CLOSE_RANGE_CLOEXEC, CLOSE_RANGE_UNSHARE, FD_CLOEXEC, O_CLOEXEC};
 pub use limits::{NR_OPEN_DEFAULT_CAP, NR_OPEN_MAX, NR_OPEN_MIN, nr_open, set_nr_open};
 pub use lock::RawSpinLock;

@@ -4,6 +4,7 @@
 
 use fdtable::{
     CLOSE_RANGE_CLOEXEC, Errno, FdState, FileLike, FileRef, Files, O_CLOEXEC, OwnedFdReservation,
+    SharedFiles,
 };
 use std::future::Future;
 use std::pin::Pin;
@@ -294,9 +295,11 @@ fn renumber_onto_needs_an_installed_target() {
     );
     // From a free number: EBADF.
     assert_eq!(files.renumber_onto(9, b, NOFILE), Err(Errno::EBADF));
-    // Onto a reservation: EBUSY, as renumber.
+    // Onto a reservation: EBADF (not an open descriptor), where renumber says EBUSY.
     let r = files.alloc_fd(0, NOFILE, 0).unwrap();
-    assert_eq!(files.renumber_onto(a, r, NOFILE), Err(Errno::EBUSY));
+    assert_eq!(files.renumber_onto(a, r, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.fd_state(r), FdState::Reserved);
+    assert_eq!(files.renumber(a, r, NOFILE), Err(Errno::EBUSY));
     files.put_unused_fd(r);
     // Onto an installed fd: the move, with renumber's results.
     assert_eq!(files.renumber_onto(a, b, NOFILE), Ok(b));
@@ -310,6 +313,68 @@ fn renumber_onto_needs_an_installed_target() {
     assert_eq!(files.renumber_onto(a, a, NOFILE), Err(Errno::EBADF));
     drop(files);
     assert_eq!(c.released(), 2);
+}
+
+/// WASI preview 1's `fd_renumber(from, to)` as a host builds it on `renumber_onto`: both fds
+/// must be open, else `Badf` (wasmtime's preview 1 checks `to` first). Here a `path_open` is in
+/// flight on another thread, holding the fd it will return as an owned reservation: to the
+/// guest that number is not open yet, so renumbering onto it is `Badf` and changes nothing,
+/// and the open completes afterwards as if nothing had happened.
+#[test]
+fn wasi_fd_renumber_onto_a_pending_open_is_badf() {
+    const FD_READ: u64 = 1 << 1;
+    const FD_WRITE: u64 = 1 << 6;
+    let c = Counters::default();
+    let mut files: Files<Probe, u64> = Files::new();
+    // stdin, stdout, stderr, a preopened directory.
+    for id in 0..4 {
+        files.install_with(c.file(id), 0, FD_READ, NOFILE).unwrap();
+    }
+    let from = files.install_with(c.file(4), 0, FD_READ, NOFILE).unwrap();
+    let open = files.reserve_owned(0, NOFILE).unwrap();
+    let to = open.fd();
+    assert_eq!((from, to), (4, 5));
+    let (go, wait) = std::sync::mpsc::channel::<()>();
+    let c2 = c.clone();
+    let opener = std::thread::spawn(move || {
+        wait.recv().unwrap();
+        open.install_with(c2.file(5), FD_WRITE)
+    });
+
+    assert_eq!(files.renumber_onto(from, to, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.fd_state(from), FdState::Installed { cloexec: false });
+    assert_eq!(files.fd_state(to), FdState::Reserved);
+    assert_eq!(files.fd_payload(from), Ok(FD_READ));
+    // A free number and a number past the table are not open either.
+    assert_eq!(files.renumber_onto(from, 6, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.renumber_onto(from, 900, NOFILE), Err(Errno::EBADF));
+    assert_eq!(files.fd_state(6), FdState::Free);
+    // dup2's rule, `renumber`, says EBUSY for the reservation, as Linux's dup2 does.
+    assert_eq!(files.renumber(from, to, NOFILE), Err(Errno::EBUSY));
+    assert_eq!((c.flushed(), c.released()), (0, 0));
+
+    // The open completes with its own rights, then the renumber replaces it.
+    go.send(()).unwrap();
+    assert_eq!(opener.join().unwrap(), to);
+    assert_eq!(files.fd_payload(to), Ok(FD_WRITE));
+    assert_eq!(files.renumber_onto(from, to, NOFILE), Ok(to));
+    assert_eq!(files.fd_state(from), FdState::Free);
+    assert_eq!(
+        files.fd_payload(to),
+        Ok(FD_READ),
+        "the rights move with the file"
+    );
+    assert_eq!(files.fdget(to).map(|f| f.id), Some(4));
+    assert_eq!(
+        (c.flushed(), c.released()),
+        (1, 1),
+        "the opened file was closed"
+    );
+    // fd_renumber(fd, fd) on an open fd changes nothing; on a closed one it is Badf.
+    assert_eq!(files.renumber_onto(to, to, NOFILE), Ok(to));
+    assert_eq!(files.renumber_onto(from, from, NOFILE), Err(Errno::EBADF));
+    drop(files);
+    assert_eq!(c.released(), 6);
 }
 
 #[test]
@@ -557,4 +622,150 @@ fn bad_input_gets_the_kernel_errnos() {
     }
     assert_eq!(files.max_fds(), 64);
     assert_eq!(c.released(), 4);
+}
+
+/// `fdget_with_payload`: the light lookup and the payload on an unshared table; a counted
+/// reference and the payload, read together, on a shared one; `None` for free and reserved
+/// fds.
+#[test]
+fn fdget_with_payload_pairs_file_and_payload() {
+    let c = Counters::default();
+    let mut files: Files<Probe, u64> = Files::new();
+    let a = files.install_with(c.file(1), 0, 0b01, NOFILE).unwrap();
+    let b = files.install_with(c.file(2), 0, 0b10, NOFILE).unwrap();
+    {
+        let (f, p) = files.fdget_with_payload(a).unwrap();
+        assert!(!f.needs_put(), "light on an unshared table");
+        assert_eq!((f.id, p), (1, 0b01));
+    }
+    let r = files.get_unused_fd_flags(0, NOFILE).unwrap();
+    assert!(files.fdget_with_payload(r.fd()).is_none(), "reserved");
+    drop(r);
+    assert!(files.fdget_with_payload(100).is_none(), "free");
+    let other = files.share();
+    {
+        let (f, p) = files.fdget_with_payload(b).unwrap();
+        assert!(f.needs_put(), "counted on a shared table");
+        assert_eq!((f.id, p), (2, 0b10));
+    }
+    files.renumber(a, b, NOFILE).unwrap();
+    let (f, p) = other.fdget_with_payload(b).unwrap();
+    assert_eq!((f.id, p), (1, 0b01), "the payload moved with the file");
+    drop(f);
+    assert!(other.fdget_with_payload(a).is_none());
+    drop(other);
+    drop(files);
+    assert_eq!(c.released(), 2);
+}
+
+/// `FileRef::try_unwrap`: the value comes out of a file whose reference is the only one,
+/// without its release; any other reference (a dup in the table, a clone) gives it back.
+#[test]
+fn try_unwrap_takes_the_value_of_the_last_reference() {
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    let fd = files.install(c.file(7), 0, NOFILE).unwrap();
+    let dup = files.dup(fd, NOFILE).unwrap();
+    let f = files.file_close_fd(fd).unwrap();
+    let f = given_back(FileRef::try_unwrap(f), "the dup holds it too");
+    let clone = f.clone();
+    files.close_fd(dup).unwrap();
+    let f = given_back(FileRef::try_unwrap(f), "the clone holds it too");
+    drop(clone);
+    let Ok(probe) = FileRef::try_unwrap(f) else {
+        panic!("the last reference")
+    };
+    assert_eq!(probe.id, 7);
+    assert_eq!(c.released(), 0, "unwrapping is not a release");
+    drop(probe);
+    assert_eq!(c.released(), 1);
+
+    // On a shared table (the file's memory then waits for a grace period).
+    let other = files.share();
+    let fd = files.install(c.file(8), 0, NOFILE).unwrap();
+    assert_eq!(other.fget(fd).map(|f| f.id), Some(8));
+    let probe = FileRef::try_unwrap(files.file_close_fd(fd).unwrap())
+        .ok()
+        .expect("the last reference");
+    assert_eq!(probe.id, 8);
+    drop(probe);
+    drop(other);
+    assert_eq!(c.released(), 2);
+}
+
+/// A file made by `new_unsize` holds a value larger than (or other than) the `F` it is seen
+/// as: `try_unwrap` cannot move it out whole and gives the reference back.
+#[test]
+fn try_unwrap_refuses_coerced_files() {
+    trait Named: FileLike {
+        fn name(&self) -> &'static str;
+    }
+    impl Named for Probe {
+        fn name(&self) -> &'static str {
+            "probe"
+        }
+    }
+    let c = Counters::default();
+    let f = FileRef::<dyn Named>::new_unsize(
+        Probe {
+            id: 1,
+            c: c.clone(),
+        },
+        |p| p,
+    );
+    assert_eq!(f.name(), "probe");
+    let sized = FileRef::<Probe>::new_unsize(
+        Probe {
+            id: 2,
+            c: c.clone(),
+        },
+        |p| p,
+    );
+    let sized = given_back(FileRef::try_unwrap(sized), "made by new_unsize");
+    drop((f, sized));
+    assert_eq!(c.released(), 2);
+}
+
+/// `SharedFiles`: tasks make their own handles through `&self` (from an `Arc`), use the
+/// table concurrently, and whoever drops last closes the files.
+#[test]
+fn shared_files_makes_handles_from_a_shared_reference() {
+    let c = Counters::default();
+    let mut files: Files<Probe> = Files::new();
+    let fd = files.install(c.file(1), 0, NOFILE).unwrap();
+    let table = Arc::new(SharedFiles::new(&mut files));
+    drop(files);
+    let tasks: Vec<_> = (0..4)
+        .map(|i| {
+            let table = table.clone();
+            let c = c.clone();
+            std::thread::spawn(move || {
+                let mine = table.handle();
+                assert!(mine.is_shared());
+                assert_eq!(mine.fdget(fd).map(|f| f.id), Some(1));
+                let own = mine.install(c.file(10 + i), 0, NOFILE).unwrap();
+                mine.fdget(own).map(|f| f.id)
+            })
+        })
+        .collect();
+    let mut seen: Vec<_> = tasks.into_iter().map(|t| t.join().unwrap()).collect();
+    seen.sort();
+    assert_eq!(seen, [Some(10), Some(11), Some(12), Some(13)]);
+    let Ok(last) = Arc::try_unwrap(table) else {
+        panic!("every task is done")
+    };
+    let copy = last.clone();
+    drop(last);
+    assert_eq!(c.released(), 0, "the clone keeps the table");
+    drop(copy);
+    fdtable::reclaim_drain();
+    assert_eq!(c.released(), 5, "the last reference closed every file");
+}
+
+/// The reference `try_unwrap` gave back; panics with `why` if it took the value instead.
+fn given_back<T, F: ?Sized>(r: Result<T, FileRef<F>>, why: &str) -> FileRef<F> {
+    match r {
+        Ok(_) => panic!("unwrapped, but {why}"),
+        Err(f) => f,
+    }
 }

@@ -217,7 +217,18 @@ fn borrowers_and_closers_race() {
                 while !stop.load(Ordering::Relaxed) {
                     for fd in 0..8 {
                         // Each file is looked up in bursts, so that some become lendable.
-                        for _ in 0..16 {
+                        for k in 0..16 {
+                            // Half through the closure form, which ends its borrows on paths
+                            // of their own.
+                            if k % 2 == 0 {
+                                lent += h.with_fdget_rcu(fd, |f| {
+                                    f.map_or(0, |f| {
+                                        f.check();
+                                        usize::from(f.is_rcu())
+                                    })
+                                });
+                                continue;
+                            }
                             if let Some(f) = h.fdget_rcu(fd) {
                                 f.check();
                                 seen += 1;
@@ -259,4 +270,81 @@ fn borrowers_and_closers_race() {
     // ORDERING: Relaxed; the threads are joined.
     assert_eq!(released(&r), 8 + created.load(Ordering::Relaxed));
     let _ = Errno::EBADF;
+}
+
+/// `with_fdget_rcu`: a light borrow on an unshared table, a counted reference for a file not
+/// lent yet, a file lent in a section once it is, `None` for free fds and fds past the table.
+#[test]
+fn with_fdget_rcu_takes_every_kind_of_borrow() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    let fd = files.install(probe(5, &r), 0, 1024).unwrap();
+    let kind = |files: &Files<Probe>, fd| {
+        files.with_fdget_rcu(fd, |f| {
+            f.map(|f| {
+                assert_eq!(f.check(), 5);
+                (f.is_rcu(), f.shared_file())
+            })
+        })
+    };
+    assert_eq!(
+        kind(&files, fd),
+        Some((false, false)),
+        "light, one reference"
+    );
+    assert_eq!(kind(&files, fd + 1), None);
+    assert_eq!(kind(&files, 100_000), None);
+    let other = files.share();
+    assert_eq!(
+        kind(&files, fd),
+        Some((false, true)),
+        "counted: the table's reference and ours"
+    );
+    make_lendable(&files, fd);
+    assert_eq!(kind(&files, fd), Some((true, true)), "lent in a section");
+    assert_eq!(kind(&files, fd + 1), None);
+    assert_eq!(kind(&files, 100_000), None);
+    drop(other);
+    drop(files);
+    assert_eq!(released(&r), 1);
+}
+
+/// Borrows nest and end in any order: a close on another thread waits for the last of this
+/// thread's borrows that could hold the file, not for the first to end.
+#[test]
+fn nested_borrows_end_in_any_order() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(6, &r), 0, 1024).unwrap();
+    files.install(probe(7, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    make_lendable(&files, 0);
+    make_lendable(&files, 1);
+    let outer = files.fdget_rcu(0).unwrap();
+    let inner = files.fdget_rcu(1).unwrap();
+    assert!(outer.is_rcu() && inner.is_rcu());
+    // The outer borrow ends first; the inner one still holds file 7.
+    drop(outer);
+    let closed = Arc::new(AtomicBool::new(false));
+    let closer = {
+        let closed = closed.clone();
+        std::thread::spawn(move || {
+            other.close_fd(1).unwrap();
+            // ORDERING: SeqCst (more than needed); read after the borrow below.
+            closed.store(true, Ordering::SeqCst);
+            other
+        })
+    };
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    // ORDERING: SeqCst; see above. The close may not return while the inner borrow lives:
+    // its release waits for it.
+    assert!(!closed.load(Ordering::SeqCst), "released under a borrow");
+    assert_eq!(inner.check(), 7);
+    assert_eq!(released(&r), 0);
+    drop(inner);
+    let other = closer.join().unwrap();
+    assert_eq!(released(&r), 1);
+    drop(other);
+    drop(files);
+    assert_eq!(released(&r), 2);
 }

@@ -86,7 +86,16 @@ loom::thread_local! {
 /// [`model`], then checks that the executions reached every outcome in `expected`: a model
 /// whose racy branch no execution took proves nothing about it.
 fn model_reaching(expected: &[&'static str], f: impl Fn() + Sync + Send + 'static) {
-    model(f);
+    model_reaching_bounded(3, expected, f)
+}
+
+/// [`model_reaching`] with a default preemption bound of `bound`.
+fn model_reaching_bounded(
+    bound: usize,
+    expected: &[&'static str],
+    f: impl Fn() + Sync + Send + 'static,
+) {
+    model_bounded(bound, f);
     let seen = SEEN.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for e in expected {
         assert!(
@@ -97,13 +106,18 @@ fn model_reaching(expected: &[&'static str], f: impl Fn() + Sync + Send + 'stati
 }
 
 fn model(f: impl Fn() + Sync + Send + 'static) {
+    model_bounded(3, f)
+}
+
+/// [`model`] with a default preemption bound of `bound` (`LOOM_MAX_PREEMPTIONS` still wins).
+fn model_bounded(bound: usize, f: impl Fn() + Sync + Send + 'static) {
     // The reclamation model's state is process-wide: one model at a time.
     static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     SEEN.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let mut b = loom::model::Builder::new();
     if b.preemption_bound.is_none() {
-        b.preemption_bound = Some(3);
+        b.preemption_bound = Some(bound);
     }
     let iterations = Arc::new(AtomicUsize::new(0));
     let it = iterations.clone();
@@ -799,6 +813,117 @@ fn first_lend_vs_close() {
             drop(a);
             // ORDERING: SeqCst; as above, after the join.
             assert_eq!(rel.load(Ordering::SeqCst), 1);
+        },
+    );
+}
+
+/// A rights check races with a `renumber` onto the fd it checks. Read in two calls — the
+/// payload, then the file — the check can pair the file that moved in with the rights of the
+/// one it displaced (the time-of-check/time-of-use hole a capability check must not have);
+/// `fdget_with_payload` reads both as one snapshot, so the file and its rights always belong
+/// together.
+#[test]
+fn rights_check_vs_renumber() {
+    // Files 80 and 81 carry rights 80 and 81: a pair is consistent when they are equal.
+    fn pair(file: Option<usize>, rights: Option<u32>) -> Option<(usize, usize)> {
+        Some((file?, rights? as usize))
+    }
+    model_reaching(
+        &[
+            "two calls: file and rights of different fds",
+            "one snapshot: before the move",
+            "one snapshot: after the move",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe, u32> = Files::new();
+            assert_eq!(a.install_with(probe(80, &rel), 0, 80, NOFILE), Ok(0));
+            assert_eq!(a.install_with(probe(81, &rel), 0, 81, NOFILE), Ok(1));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                // The old pattern: rights first, then the file.
+                let rights = b.fd_payload(1).ok();
+                let file = b.fget(1).map(|f| f.touch());
+                if let Some((f, r)) = pair(file, rights)
+                    && f != r
+                {
+                    saw("two calls: file and rights of different fds");
+                }
+                // The snapshot.
+                match b.fdget_with_payload(1) {
+                    Some((f, r)) => {
+                        let f = f.touch();
+                        assert_eq!(f, r as usize, "file {f} checked against rights {r}");
+                        saw(if f == 81 {
+                            "one snapshot: before the move"
+                        } else {
+                            "one snapshot: after the move"
+                        });
+                    }
+                    None => panic!("fd 1 is never free"),
+                }
+            });
+            assert_eq!(a.renumber(0, 1, NOFILE), Ok(1));
+            t.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 1, "the displaced file, once");
+            drop(a);
+        },
+    );
+}
+
+/// An async host takes a file out of a shared table and unwraps it while another thread looks
+/// it up, with a counted reference or lent without one: `try_unwrap` hands the value over only
+/// when no reference is left (else it gives the reference back) and only after every borrower
+/// that could still use it is done (loom checks each use against the drop of the value).
+#[test]
+fn try_unwrap_vs_borrow() {
+    // Two preemptions: at three, the model's `synchronize` (a spin with `yield_now`) exceeds
+    // loom's branch limit; two already reach every outcome below.
+    model_reaching_bounded(
+        2,
+        &[
+            "unwrapped",
+            "a lookup held it: given back",
+            "lent without a reference",
+        ],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(90, &rel), 0, NOFILE), Ok(0));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                // Under loom a file is due at once: the first lookup (with a reference) makes
+                // it lendable, the second is lent.
+                for _ in 0..2 {
+                    if let Some(f) = b.fdget_rcu(0) {
+                        f.touch();
+                        if f.is_rcu() {
+                            saw("lent without a reference");
+                        }
+                    }
+                }
+                drop(b);
+            });
+            let f = a.file_close_fd(0).unwrap();
+            match FileRef::try_unwrap(f) {
+                Ok(value) => {
+                    saw("unwrapped");
+                    // ORDERING: SeqCst; the release counter (std, not modelled): unwrapping is
+                    // not a release.
+                    assert_eq!(rel.load(Ordering::SeqCst), 0);
+                    drop(value);
+                }
+                // The lookup's reference keeps it: the last put releases it, as usual.
+                Err(back) => {
+                    saw("a lookup held it: given back");
+                    drop(back);
+                }
+            }
+            t.join().unwrap();
+            // ORDERING: SeqCst; as above, after the join.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            drop(a);
         },
     );
 }

@@ -159,6 +159,29 @@ fn dup_family_errnos() {
     assert_eq!(f.dupfd(0, 1023, false, 1024), Err(Errno::EMFILE));
 }
 
+/// `fcntl(F_DUPFD)`'s `unsigned long` argument: Linux keeps its low 32 bits (`(int)arg` in
+/// `do_fcntl`, then `f_dupfd`'s `unsigned int`). The values are what Linux 6.18 answers for
+/// `fcntl(0, F_DUPFD, arg)` with fds 0-2 open and a soft limit of 1024.
+#[test]
+fn fcntl_dupfd_keeps_the_low_32_bits_of_its_argument() {
+    let c = Counters::default();
+    let f = table_with_std(&c);
+    let cases: [(u64, Result<u32, Errno>); 7] = [
+        (3, Ok(3)),
+        (0x1_0000_0003, Ok(4)),
+        (1 << 40, Ok(5)),
+        (0xffff_ffff_0000_0005, Ok(6)),
+        (0x1_0000_0400, Err(Errno::EINVAL)),
+        (0xffff_ffff, Err(Errno::EINVAL)),
+        (0x8000_0000, Err(Errno::EINVAL)),
+    ];
+    for (arg, want) in cases {
+        assert_eq!(f.fcntl_dupfd(0, arg, false, NOFILE), want, "arg {arg:#x}");
+    }
+    assert_eq!(f.fcntl_dupfd(0, u64::MAX, true, NOFILE), Err(Errno::EINVAL));
+    assert_eq!(f.fcntl_dupfd(42, 3, false, NOFILE), Err(Errno::EBADF));
+}
+
 #[test]
 fn dup2_onto_reserved_is_ebusy() {
     let c = Counters::default();

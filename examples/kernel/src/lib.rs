@@ -64,8 +64,8 @@ pub use task::{
     Kernel, O_DIRECT, O_NONBLOCK, O_RDONLY, O_RDWR, O_WRONLY, Pid, Task, nr,
 };
 
-// The core's RCU hooks, defined here: `__fdtable_rcu_read_lock`, `__fdtable_rcu_read_unlock`,
-// `__fdtable_call_rcu`, `__fdtable_synchronize_rcu`. They are unmangled symbols, one set per
+// The core's RCU hooks, defined here: `__fdtable_set_rcu_read_lock`, `..._read_unlock`,
+// `..._call_rcu`, `..._synchronize_rcu`. They are unmangled symbols, one set per
 // image: a kernel linking this crate must not call `set_rcu!` again (it would get duplicate
 // symbols); one with its own RCU would move this line into its own crate.
 fdtable::set_rcu!(fdtable::rcu::PortableRcu);

@@ -255,13 +255,14 @@ impl Task {
     pub fn fcntl(&self, fd: u32, cmd: u32, arg: u64) -> Result<u32, Errno> {
         // `fdget_raw`: the light lookup (no lock, no refcount while the table is unshared).
         let file = self.files.fdget(fd).ok_or(Errno::EBADF)?;
-        // `int argi = (int)arg`, then `f_dupfd(unsigned int from, ...)`: the low 32 bits.
+        // `int argi = (int)arg`: the commands below read the low 32 bits.
         let argi = arg as u32;
         match cmd {
             F_DUPFD | F_DUPFD_CLOEXEC => {
                 drop(file);
+                // The raw `unsigned long`: the table narrows it as Linux's `do_fcntl` does.
                 self.files
-                    .dupfd(fd, argi, cmd == F_DUPFD_CLOEXEC, self.nofile)
+                    .fcntl_dupfd(fd, arg, cmd == F_DUPFD_CLOEXEC, self.nofile)
             }
             F_GETFD => {
                 drop(file);

@@ -4,7 +4,7 @@ use crate::fs::{Dir, DirNode, Node, OpenFile, Stdio, WasiFile, open_node};
 use crate::types::{
     Fd, FdEntry, Fdflags, Fdstat, LOOKUP_SYMLINK_FOLLOW, Oflags, Prestat, Rights, WasiErrno,
 };
-use fdtable::{Errno, FileRef, Files};
+use fdtable::{FileRef, Files};
 use std::collections::VecDeque;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -410,9 +410,8 @@ impl WasiCtx {
     /// WASI's rule, as wasmtime's preview 1 applies it (`crates/wasi/src/p1.rs`): **both fds
     /// must be open**, else `Badf` — unlike `dup2`, `to` cannot be a free number. An fd
     /// reserved by an async `path_open` still in progress is not open to the guest, so
-    /// renumbering onto it is `Badf` too (the core says `EBUSY`; the guest cannot see the
-    /// difference between a reservation and a free number). `from == to` with `from` open
-    /// changes nothing.
+    /// renumbering onto it is `Badf` too, as the core's `renumber_onto` answers. `from == to`
+    /// with `from` open changes nothing.
     ///
     /// Through the core's [`Files::renumber_onto`], which checks that `to` is installed and
     /// moves the entry under one lock hold, so no other handle can close `to` in between. (The
@@ -420,11 +419,10 @@ impl WasiCtx {
     /// the call, and these files' flushes do nothing.)
     pub fn fd_renumber(&mut self, from: Fd, to: Fd) -> Result<(), WasiErrno> {
         let _g = guard(&self.fd_lock);
-        match self.files.renumber_onto(from, to, self.nofile) {
-            Ok(_) => Ok(()),
-            Err(Errno::EBUSY) => Err(WasiErrno::Badf),
-            Err(e) => Err(e.into()),
-        }
+        self.files
+            .renumber_onto(from, to, self.nofile)
+            .map(|_| ())
+            .map_err(WasiErrno::from)
     }
 
     /// The checks `path_open` makes before it touches the file system or the table:

@@ -14,6 +14,11 @@
 //! smallest syscall that looks a file up and touches it. (`lseek(fd, 0, SEEK_CUR)` would take
 //! `f_pos_lock` whenever the file's count is above one, i.e. on every shared-table lookup,
 //! and measure a mutex instead of the table.)
+//!
+//! On other Unixes (macOS) the same loops run on the host's kernel: the few Linux-only calls
+//! of the setup have portable stand-ins here ([`pipe_cloexec`], [`socketpair_cloexec`],
+//! [`anon_file`], closing a range one fd at a time), and threads are not pinned (there is no
+//! `sched_setaffinity`). Those rows measure that kernel, not Linux's.
 
 use crate::framework::{self, Measurement, Opts};
 use std::io::Read;
@@ -50,6 +55,113 @@ pub fn open(path: &str, flags: i32) -> Result<OwnedFd, String> {
 pub fn lookup(fd: RawFd) -> i32 {
     // SAFETY: F_GETFL takes no argument and touches no memory of ours.
     unsafe { libc::fcntl(fd, libc::F_GETFL) }
+}
+
+/// Two new fds from `make` (which fills a two-element array, as `pipe` does), owned.
+fn pair(what: &str, make: impl FnOnce(&mut [i32; 2]) -> i32) -> Result<(OwnedFd, OwnedFd), String> {
+    let mut fds = [0; 2];
+    if make(&mut fds) != 0 {
+        return Err(syscall_error(what));
+    }
+    // SAFETY: both are new fds that nothing else owns.
+    let pair = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    #[cfg(not(target_os = "linux"))]
+    {
+        set_cloexec(pair.0.as_raw_fd())?;
+        set_cloexec(pair.1.as_raw_fd())?;
+    }
+    Ok(pair)
+}
+
+/// Sets `FD_CLOEXEC` (where the creating call has no `O_CLOEXEC` of its own).
+#[cfg(not(target_os = "linux"))]
+fn set_cloexec(fd: RawFd) -> Result<(), String> {
+    // SAFETY: F_SETFD takes an int.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return Err(syscall_error("fcntl(F_SETFD)"));
+    }
+    Ok(())
+}
+
+/// `pipe2(O_CLOEXEC)`: (read end, write end). Elsewhere `pipe`, then close-on-exec.
+pub fn pipe_cloexec() -> Result<(OwnedFd, OwnedFd), String> {
+    pair("pipe", |fds| {
+        #[cfg(target_os = "linux")]
+        // SAFETY: room for both ends.
+        let r = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+        #[cfg(not(target_os = "linux"))]
+        // SAFETY: room for both ends.
+        let r = unsafe { libc::pipe(fds.as_mut_ptr()) };
+        r
+    })
+}
+
+/// `socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC)`. Elsewhere without `SOCK_CLOEXEC`, then
+/// close-on-exec.
+pub fn socketpair_cloexec() -> Result<(OwnedFd, OwnedFd), String> {
+    #[cfg(target_os = "linux")]
+    let ty = libc::SOCK_STREAM | libc::SOCK_CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let ty = libc::SOCK_STREAM;
+    // SAFETY: room for both ends.
+    pair("socketpair", |fds| unsafe {
+        libc::socketpair(libc::AF_UNIX, ty, 0, fds.as_mut_ptr())
+    })
+}
+
+/// An anonymous regular file: `memfd_create(name, MFD_CLOEXEC)`; elsewhere a temporary file,
+/// unlinked at once.
+pub fn anon_file(name: &std::ffi::CStr) -> Result<OwnedFd, String> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a NUL-terminated name; memfd_create returns a new fd or -1.
+        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(syscall_error("memfd_create"));
+        }
+        // SAFETY: a new fd nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let path = std::env::temp_dir().join(format!(
+            "fdtable-bench-{}-{}",
+            std::process::id(),
+            name.to_string_lossy()
+        ));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let _ = std::fs::remove_file(&path);
+        Ok(f.into())
+    }
+}
+
+/// Closes every fd in `first..=last` (`close_range`; elsewhere one `close` per fd, up to the
+/// soft RLIMIT_NOFILE).
+fn close_fds(first: RawFd, last: RawFd) {
+    #[cfg(target_os = "linux")]
+    // SAFETY: closes fds of this child's copy of the table, which nothing here uses.
+    unsafe {
+        libc::close_range(first as u32, last as u32, 0);
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let mut lim = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: `lim` is a valid, writable rlimit.
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+        let end = (lim.rlim_cur.min(1 << 20) as RawFd).min(last.saturating_add(1));
+        for fd in first..end {
+            // SAFETY: as above.
+            unsafe { libc::close(fd) };
+        }
+    }
 }
 
 /// `dup(fd)` then `close` of the new fd; false if either failed.
@@ -154,13 +266,7 @@ pub fn in_child(
     opts: &Opts,
     body: impl FnOnce(&Opts, &mut [f64]) -> Result<u64, String>,
 ) -> Result<Measurement, String> {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two pipe ends.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(syscall_error("pipe2"));
-    }
-    // SAFETY: both ends are new fds owned by nothing else.
-    let (rd, wr) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (rd, wr) = pipe_cloexec()?;
     let mut buf = vec![0.0f64; 2 * opts.samples];
     let cpus = framework::allowed_cpus();
 
@@ -193,15 +299,13 @@ fn child_main(
     body: impl FnOnce(&Opts, &mut [f64]) -> Result<u64, String>,
 ) -> i32 {
     framework::pin_to(cpus.first().copied());
-    // SAFETY: fd-table operations only; the fds closed belong to the parent's copy of state
-    // that this child never uses.
-    unsafe {
-        if libc::dup2(wr, CHILD_PIPE_FD) != CHILD_PIPE_FD {
-            return 3;
-        }
-        libc::close_range(3, (CHILD_PIPE_FD - 1) as u32, 0);
-        libc::close_range((CHILD_PIPE_FD + 1) as u32, u32::MAX, 0);
+    // SAFETY: fd-table operations only.
+    if unsafe { libc::dup2(wr, CHILD_PIPE_FD) } != CHILD_PIPE_FD {
+        return 3;
     }
+    // The fds closed belong to the parent's copy of state that this child never uses.
+    close_fds(3, CHILD_PIPE_FD - 1);
+    close_fds(CHILD_PIPE_FD + 1, RawFd::MAX);
     let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(opts, buf)))
         .unwrap_or_else(|_| Err("the child panicked".into()));
     let mut msg = Vec::new();

@@ -73,6 +73,33 @@ impl LockedFiles for BeforeFiles<FileRef<File>> {
     }
 }
 
+/// The locked tables' dd paths of `fdtable bench --instructions` (`dd-pair-rwlock`,
+/// `dd-pair-mutex`; see [`crate::instructions`]): a shared table's dd pair through the lock.
+/// (Here rather than in `dd`, so that the instantiations do not change how the compiler
+/// treats the other paths' loops.)
+pub fn dd_instructions(
+    path: &str,
+    n: u64,
+    run: fn(u64, &mut dyn FnMut(u64)),
+) -> Result<(), String> {
+    fn locked<L: LockedFiles>(n: u64, run: fn(u64, &mut dyn FnMut(u64))) -> Result<(), String> {
+        let (task, sibling, dd) = crate::workloads::dd::setup(true)?;
+        let (table, z, o) = crate::workloads::dd::locked_table::<L>(&task, &dd)?;
+        run(n, &mut |k| {
+            for _ in 0..k {
+                crate::workloads::dd::locked_pair(&table, z, o).expect("dd pair");
+            }
+        });
+        drop((sibling, task));
+        Ok(())
+    }
+    match path {
+        "dd-pair-rwlock" => locked::<RwLockFiles>(n, run),
+        "dd-pair-mutex" => locked::<MutexFiles>(n, run),
+        _ => Err(format!("not a locked dd path: {path}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

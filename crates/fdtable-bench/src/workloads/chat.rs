@@ -24,7 +24,7 @@ use fdtable::{Errno, FileRef};
 use fdtable_vfs::read_write::{vfs_read, vfs_write};
 use fdtable_vfs::workloads::{ChatPair, bench_task};
 use fdtable_vfs::{File, Task};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 
 /// `chat`.
@@ -141,21 +141,7 @@ fn k_read_full(fd: i32, buf: &mut [u8]) {
 fn kernel_run(opts: &Opts, pairs: usize) -> Result<Measurement, String> {
     let mut socks: Vec<(OwnedFd, OwnedFd)> = Vec::new();
     for _ in 0..pairs {
-        let mut fds = [0; 2];
-        // SAFETY: room for both ends.
-        let r = unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-                0,
-                fds.as_mut_ptr(),
-            )
-        };
-        if r != 0 {
-            return Err(kernel::syscall_error("socketpair"));
-        }
-        // SAFETY: new fds nothing else owns.
-        socks.push(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) });
+        socks.push(kernel::socketpair_cloexec()?);
     }
     let mut workers: Vec<Worker<'_>> = Vec::new();
     for (a, b) in &socks {

@@ -28,7 +28,7 @@ use fdtable_vfs::read_write::{vfs_read, vfs_write};
 use fdtable_vfs::workloads::{Dd, bench_task};
 use fdtable_vfs::{File, Task};
 use std::hint::black_box;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// `dd`.
 pub const DD: Workload = Workload {
@@ -57,7 +57,7 @@ fn dd_opts(opts: &Opts) -> Opts {
 }
 
 /// A task with dd's two files open, and a second handle on its table if `shared`.
-fn setup(shared: bool) -> Result<(Task, Option<Task>, Dd), String> {
+pub(crate) fn setup(shared: bool) -> Result<(Task, Option<Task>, Dd), String> {
     let mut task = bench_task();
     let dd = Dd::open(&task, OUT).map_err(|e| format!("dd open: {e:?}"))?;
     let sibling = shared.then(|| task.clone_thread());
@@ -118,24 +118,42 @@ fn files(task: &Task, dd: &Dd) -> Result<(FileRef<File>, FileRef<File>), String>
     Ok((get(dd.zero)?, get(dd.out)?))
 }
 
+/// One pair through a lock-protected table: each fd looked up (lock, reference, unlock), the
+/// position handled by `fdget_pos`'s rule for the reference held — the file is counted by
+/// the table and by the lookup, so `f_pos` is locked, as the kernel locks it for `fget`'s
+/// references — then the same `vfs_read` / `vfs_write`.
+#[inline(always)]
+pub(crate) fn locked_pair<L: LockedFiles>(table: &L, z: i32, o: i32) -> Result<(), Errno> {
+    let mut b = [0u8; 1];
+    let zero = table.fget(black_box(z)).ok_or(Errno::EBADF)?;
+    with_pos(&zero, FileRef::count(&zero), |f, pos| {
+        vfs_read(f, &mut b, pos)
+    })?;
+    drop(zero);
+    let out = table.fget(black_box(o)).ok_or(Errno::EBADF)?;
+    with_pos(&out, FileRef::count(&out), |f, pos| vfs_write(f, &b, pos))?;
+    Ok(())
+}
+
+/// A lock-protected table holding the two files of `dd`, and their fds in it.
+pub(crate) fn locked_table<L: LockedFiles>(task: &Task, dd: &Dd) -> Result<(L, i32, i32), String> {
+    let (zero, out) = files(task, dd)?;
+    let table = L::default();
+    let (z, o) = (table.install(zero), table.install(out));
+    Ok((table, z, o))
+}
+
 /// `before`, `mutex`, `rwlock`: both fds looked up through a lock-protected table (lock,
 /// reference, unlock) on every pair, then the same `vfs_read` / `vfs_write`.
 fn locked_case<L: LockedFiles>(shared: bool, note: &'static str) -> Case {
     Case::measure_noted(key(shared), L::NAME, Some(note), move |opts| {
         let (task, sibling, dd) = setup(shared)?;
-        let (zero, out) = files(&task, &dd)?;
-        let table = L::default();
-        let (z, o) = (table.install(zero), table.install(out));
+        let (table, z, o) = locked_table::<L>(&task, &dd)?;
         let m = one_worker(
             opts,
             Box::new(move |n| {
                 for _ in 0..n {
-                    let mut b = [0u8; 1];
-                    let zero = table.fget(black_box(z)).expect("zero");
-                    with_pos(&zero, 1, |f, pos| vfs_read(f, &mut b, pos)).expect("read");
-                    drop(zero);
-                    let out = table.fget(black_box(o)).expect("out");
-                    with_pos(&out, 1, |f, pos| vfs_write(f, &b, pos)).expect("write");
+                    locked_pair(&table, z, o).expect("dd pair");
                 }
             }),
         );
@@ -166,16 +184,10 @@ fn floor_case(shared: bool) -> Case {
     )
 }
 
-/// `/dev/zero` and a memfd, opened in the calling process.
+/// `/dev/zero` and a memfd (a temporary file off Linux), opened in the calling process.
 fn kernel_files() -> Result<(OwnedFd, OwnedFd), String> {
     let zero = kernel::open("/dev/zero", libc::O_RDONLY)?;
-    // SAFETY: a NUL-terminated name; memfd_create returns a new fd or -1.
-    let fd = unsafe { libc::memfd_create(c"dd.out".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(kernel::syscall_error("memfd_create"));
-    }
-    // SAFETY: a new fd nothing else owns.
-    Ok((zero, unsafe { OwnedFd::from_raw_fd(fd) }))
+    Ok((zero, kernel::anon_file(c"dd.out")?))
 }
 
 #[inline(always)]

@@ -167,19 +167,24 @@ fn locked_case<L: LockedFiles>(kind: Kind, threads: usize) -> Case {
     })
 }
 
+/// The terminal's "get attributes" ioctl: Linux's `TCGETS`, macOS's and the BSDs' `TIOCGETA`.
+#[cfg(target_os = "linux")]
+const TCGETS: libc::Ioctl = libc::TCGETS;
+#[cfg(not(target_os = "linux"))]
+const TCGETS: libc::c_ulong = libc::TIOCGETA;
+
+/// `posix_openpt`'s flags: close-on-exec where it takes `O_CLOEXEC` (Linux).
+#[cfg(target_os = "linux")]
+const OPENPT_FLAGS: libc::c_int = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
+#[cfg(not(target_os = "linux"))]
+const OPENPT_FLAGS: libc::c_int = libc::O_RDWR | libc::O_NOCTTY;
+
 fn kernel_files(kind: Kind, threads: usize) -> Result<Vec<OwnedFd>, String> {
     let mut v = Vec::new();
     for _ in 0..threads {
         match kind {
             Kind::Generic => {
-                let mut fds = [0; 2];
-                // SAFETY: room for both ends.
-                if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-                    return Err(kernel::syscall_error("pipe2"));
-                }
-                // SAFETY: new fds nothing else owns.
-                let (r, w) =
-                    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+                let (r, w) = kernel::pipe_cloexec()?;
                 // SAFETY: writes 3 bytes from a live buffer.
                 unsafe { libc::write(w.as_raw_fd(), b"abc".as_ptr().cast(), 3) };
                 v.push(r);
@@ -187,8 +192,7 @@ fn kernel_files(kind: Kind, threads: usize) -> Result<Vec<OwnedFd>, String> {
             }
             Kind::Driver => {
                 // SAFETY: posix_openpt returns a new fd or -1.
-                let fd =
-                    unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC) };
+                let fd = unsafe { libc::posix_openpt(OPENPT_FLAGS) };
                 if fd < 0 {
                     return Err(kernel::syscall_error("posix_openpt"));
                 }
@@ -217,8 +221,8 @@ fn kernel_run(opts: &Opts, kind: Kind, threads: usize) -> Result<Measurement, St
                         Kind::Driver => {
                             // SAFETY: a zeroed termios is valid; TCGETS writes one.
                             let mut t: libc::termios = unsafe { std::mem::zeroed() };
-                            // SAFETY: TCGETS writes one termios.
-                            unsafe { libc::ioctl(fd, libc::TCGETS, &mut t) == 0 }
+                            // SAFETY: TCGETS (TIOCGETA off Linux) writes one termios.
+                            unsafe { libc::ioctl(fd, TCGETS, &mut t) == 0 }
                         }
                     };
                     assert!(ok, "{}", kernel::syscall_error("ioctl"));
@@ -250,4 +254,23 @@ fn cases() -> Vec<Case> {
         }
     }
     v
+}
+
+/// The generic ioctl path of `fdtable bench --instructions` (see [`crate::instructions`]):
+/// `FIONREAD` on a pipe (a file that is never lent) on a shared table; sets up, then hands a
+/// loop of `n` calls to `run`. (Here rather than beside the other paths, so that the setup's
+/// code does not change how the compiler treats theirs.)
+pub fn instructions(path: &str, n: u64, run: fn(u64, &mut dyn FnMut(u64))) -> Result<(), String> {
+    debug_assert_eq!(path, "ioctl-generic");
+    let Setup { main, per, cmd } = setup(Kind::Generic, 1)?;
+    let (task, fd) = per.into_iter().next().ok_or("no thread")?;
+    let mut raw = [0u8; 8];
+    let mut mem = LinearMemory::new(ARG, &mut raw);
+    run(n, &mut |k| {
+        for _ in 0..k {
+            black_box(task.ioctl(black_box(fd), cmd, ARG, &mut mem)).expect("ioctl");
+        }
+    });
+    drop(main);
+    Ok(())
 }

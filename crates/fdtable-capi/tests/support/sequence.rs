@@ -14,10 +14,10 @@
 
 use super::probe::*;
 use fdtable::FdState;
-use fdtable::{FileRef, Files};
+use fdtable::{FileRef, Files, OwnedFdReservation};
 use fdtable_capi::*;
 use fdtable_vfs::uapi::*;
-use fdtable_vfs::{File, HostMemory, MemFs, NoMemory, PollFd, Task};
+use fdtable_vfs::{DEFAULT_NOFILE, File, HostMemory, MemFs, NoMemory, PollFd, Task};
 use std::ffi::{c_int, c_short, c_ulong};
 use std::sync::Arc;
 
@@ -54,6 +54,10 @@ const MAX_HANDLES: usize = 6;
 const MAX_REFS: usize = 12;
 const MAX_FILES: usize = 48;
 const MAX_OPS: usize = 400;
+const MAX_RESERVATIONS: usize = 4;
+
+/// The mirror of a C table: a task whose table keeps a `u64` per descriptor, as the C one.
+type MTask = Task<u64>;
 
 /// The bytes of one input.
 struct Bytes<'a> {
@@ -134,6 +138,14 @@ impl Bytes<'_> {
         ];
         F[usize::from(self.u8()) % F.len()]
     }
+    /// A payload: small values (so that compare-and-swap sometimes matches), or any.
+    fn payload(&mut self) -> u64 {
+        match self.u8() % 4 {
+            0 => self.u64(),
+            1 => u64::MAX,
+            _ => u64::from(self.u8() % 4),
+        }
+    }
     fn fd_flags(&mut self) -> u32 {
         match self.u8() % 4 {
             0 => 0,
@@ -148,7 +160,10 @@ impl Bytes<'_> {
 pub struct World {
     /// C handles (entries may be null after a failed share/fork).
     c: Vec<*mut fdt_files>,
-    m: Vec<Task>,
+    m: Vec<MTask>,
+    /// Owned reservations, C and mirror.
+    c_res: Vec<*mut fdt_reservation>,
+    m_res: Vec<OwnedFdReservation<File, u64>>,
     c_refs: Vec<*mut fdt_file>,
     m_refs: Vec<FileRef<File>>,
     probes: Vec<(Arc<Probe>, Arc<Probe>)>,
@@ -166,6 +181,8 @@ impl World {
         World {
             c: Vec::new(),
             m: Vec::new(),
+            c_res: Vec::new(),
+            m_res: Vec::new(),
             c_refs: Vec::new(),
             m_refs: Vec::new(),
             probes: Vec::new(),
@@ -197,7 +214,8 @@ impl World {
         let c = fdt_files_new();
         assert!(!c.is_null());
         self.c.push(c);
-        self.m.push(Task::new(MemFs::new()));
+        self.m
+            .push(Task::with_fd_payload(MemFs::new(), DEFAULT_NOFILE));
     }
 
     /// Decodes and runs one call. Returns false when the input is used up.
@@ -206,7 +224,7 @@ impl World {
             return false;
         }
         self.calls += 1;
-        let op = b.u8() % 36;
+        let op = b.u8() % 44;
         // Legacy call or its `...2` form: they take turns.
         let legacy = self.calls.is_multiple_of(2);
         match op {
@@ -374,7 +392,9 @@ impl World {
             12 => {
                 let h = self.pick_handle(b);
                 let fd = b.fd();
-                if legacy {
+                if self.owned_reserved(fd) {
+                    // The number is a reservation's (giving it back is the reservation's).
+                } else if legacy {
                     // SAFETY: a live handle or NULL.
                     unsafe { fdt_put_unused_fd(self.c_handle(h), fd) };
                     if let Some(i) = h {
@@ -395,7 +415,9 @@ impl World {
             13 => {
                 let h = self.pick_handle(b);
                 let fd = b.fd();
-                if let Some(r) = self.pick_ref(b) {
+                if self.owned_reserved(fd) {
+                    // As op 12: the reservation installs there.
+                } else if let Some(r) = self.pick_ref(b) {
                     let (cf, mf) = (self.c_refs.swap_remove(r), self.m_refs.swap_remove(r));
                     if legacy {
                         // SAFETY: a live handle or NULL; a reference we hand over.
@@ -733,6 +755,107 @@ impl World {
                     }
                 }
             }
+            36 => {
+                let h = self.pick_handle(b);
+                let (a, z) = (b.fd(), b.fd());
+                let onto = b.u8() % 2 == 1;
+                let ch = self.c_handle(h);
+                // SAFETY: a live handle or NULL.
+                let r = unsafe {
+                    if onto {
+                        fdt_renumber_onto(ch, a, z)
+                    } else {
+                        fdt_renumber(ch, a, z)
+                    }
+                };
+                self.expect_mut(h, r, |t| {
+                    let nofile = t.nofile();
+                    let f = t.files_mut();
+                    int(if onto {
+                        f.renumber_onto(a as u32, z as u32, nofile)
+                    } else {
+                        f.renumber(a as u32, z as u32, nofile)
+                    }
+                    .map(|fd| fd as i32))
+                });
+            }
+            37 => self.payload(b),
+            38..=40 => self.install_with(b, op),
+            41 => {
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                let mut f = fdt_fd {
+                    file: std::ptr::dangling_mut(),
+                    flags: 7,
+                };
+                let mut p = 0xdead_u64;
+                // SAFETY: a live handle or NULL; `f` and `p` are locals.
+                let r = unsafe { fdt_fdget_with_payload(self.c_handle(h), fd, &mut f, &mut p) };
+                check_errno(r.into(), "fdget_with_payload");
+                let file = fdt_fd_file(f);
+                // SAFETY: a light lookup's file is live until `fdt_fdput`.
+                let c = (!file.is_null()).then(|| (unsafe { c_probe(file) }.id, p));
+                match h {
+                    Some(i) => {
+                        let t = &self.m[i];
+                        let m = t
+                            .files()
+                            .fdget_with_payload(fd as u32)
+                            .filter(|(f, _)| f.f_mode() & FMODE_PATH == 0);
+                        assert_eq!(
+                            c,
+                            m.as_ref().map(|(f, p)| (m_id(f), *p)),
+                            "fdget_with_payload({fd})"
+                        );
+                        if let Some((m, _)) = &m {
+                            assert_eq!(f.flags == FDT_FDPUT_FPUT, m.needs_put(), "owned");
+                        } else {
+                            assert_eq!((r, p, f.flags), (-libc::EBADF, 0, 0));
+                        }
+                    }
+                    None => assert_eq!((r, p, f.flags), (-libc::EINVAL, 0, 0)),
+                }
+                // SAFETY: the unchanged result, put once.
+                unsafe { fdt_fdput(f) };
+            }
+            42 => {
+                let h = self.pick_handle(b);
+                let flags = b.fd_flags();
+                let full = self.c_res.len() >= MAX_RESERVATIONS;
+                let mut out = std::ptr::dangling_mut();
+                let ch = self.c_handle(h);
+                // SAFETY: a live handle or NULL; `out` is a local, or NULL when no more
+                // reservations may be kept (then the call must refuse).
+                let r = unsafe {
+                    if full {
+                        fdt_reserve_owned(ch, flags, std::ptr::null_mut())
+                    } else {
+                        fdt_reserve_owned(ch, flags, &mut out)
+                    }
+                };
+                check_errno(r.into(), "reserve_owned");
+                match h {
+                    Some(_) if full => assert_eq!(r, -libc::EINVAL),
+                    Some(i) => {
+                        let t = &mut self.m[i];
+                        let nofile = t.nofile();
+                        let m = t.files_mut().reserve_owned(flags & O_CLOEXEC, nofile);
+                        assert_eq!(r, int(m.as_ref().map(|m| m.fd() as i32).map_err(|e| *e)));
+                        assert_eq!(r >= 0, !out.is_null(), "NULL exactly on failure");
+                        if let Ok(m) = m {
+                            // SAFETY: the reservation just made.
+                            assert_eq!(unsafe { fdt_reservation_fd(out) }, r);
+                            self.c_res.push(out);
+                            self.m_res.push(m);
+                        }
+                    }
+                    None => {
+                        assert_eq!(r, -libc::EINVAL);
+                        assert!(full || out.is_null());
+                    }
+                }
+            }
+            43 => self.end_reservation(b),
             35 => self.out_params(b),
             29 => {
                 if let Some(r) = self.pick_ref(b) {
@@ -879,6 +1002,190 @@ impl World {
         }
     }
 
+    /// Whether `fd` is the number of a live owned reservation (on any table).
+    fn owned_reserved(&self, fd: c_int) -> bool {
+        self.m_res.iter().any(|r| r.fd() as c_int == fd)
+    }
+
+    /// `fdt_fd_payload`, `fdt_set_fd_payload`, `fdt_cmpxchg_fd_payload`, NULL arguments
+    /// included.
+    fn payload(&mut self, b: &mut Bytes<'_>) {
+        let h = self.pick_handle(b);
+        let ch = self.c_handle(h);
+        let fd = b.fd();
+        let v = b.payload();
+        match b.u8() % 4 {
+            0 => {
+                let null = b.u8().is_multiple_of(8);
+                let mut p = 0xdead_u64;
+                let out = if null {
+                    std::ptr::null_mut()
+                } else {
+                    &raw mut p
+                };
+                // SAFETY: a live handle or NULL; `out` is NULL or a local.
+                let r = unsafe { fdt_fd_payload(ch, fd, out) };
+                self.expect(h, r, |t| match t.files().fd_payload(fd as u32) {
+                    _ if null => -libc::EINVAL,
+                    Ok(m) => {
+                        assert_eq!(p, m, "fd_payload({fd})");
+                        0
+                    }
+                    Err(e) => e.neg(),
+                });
+                if r != 0 && !null {
+                    assert_eq!(p, 0, "0 on failure");
+                }
+            }
+            1 => {
+                // SAFETY: a live handle or NULL.
+                let r = unsafe { fdt_set_fd_payload(ch, fd, v) };
+                self.expect(h, r, |t| neg(t.files().set_fd_payload(fd as u32, v)));
+            }
+            _ => {
+                let null = b.u8().is_multiple_of(8);
+                let mut expected = b.payload();
+                let before = expected;
+                let p = if null {
+                    std::ptr::null_mut()
+                } else {
+                    &raw mut expected
+                };
+                // SAFETY: a live handle or NULL; `p` is NULL or a local.
+                let r = unsafe { fdt_cmpxchg_fd_payload(ch, fd, p, v) };
+                self.expect(h, r, |t| {
+                    if null {
+                        return -libc::EINVAL;
+                    }
+                    match t.files().cmpxchg_fd_payload(fd as u32, before, v) {
+                        Ok(Ok(())) => {
+                            assert_eq!(expected, before);
+                            1
+                        }
+                        Ok(Err(actual)) => {
+                            assert_eq!(expected, actual, "cmpxchg reports the payload found");
+                            0
+                        }
+                        Err(e) => {
+                            assert_eq!(expected, before, "unchanged on failure");
+                            e.neg()
+                        }
+                    }
+                });
+            }
+        }
+    }
+
+    /// `fdt_install_with` (38), `fdt_install_at_with` (39), `fdt_fd_install_with` (40).
+    fn install_with(&mut self, b: &mut Bytes<'_>, op: u8) {
+        let h = self.pick_handle(b);
+        let ch = self.c_handle(h);
+        let fd = b.fd();
+        let flags = b.fd_flags();
+        let v = b.payload();
+        let Some(r) = self.pick_ref(b) else {
+            // SAFETY: NULL file, refused before anything else.
+            let r = unsafe {
+                match op {
+                    38 => fdt_install_with(ch, std::ptr::null_mut(), flags, v),
+                    39 => fdt_install_at_with(ch, fd, std::ptr::null_mut(), flags, v),
+                    _ => fdt_fd_install_with(ch, fd, std::ptr::null_mut(), v),
+                }
+            };
+            assert_eq!(r, -libc::EINVAL);
+            return;
+        };
+        if op == 40 && self.owned_reserved(fd) {
+            return;
+        }
+        let (cf, mf) = (self.c_refs.swap_remove(r), self.m_refs.swap_remove(r));
+        // SAFETY: a live handle or NULL; a reference we hand over.
+        let res = unsafe {
+            match op {
+                38 => fdt_install_with(ch, cf, flags, v),
+                39 => fdt_install_at_with(ch, fd, cf, flags, v),
+                _ => fdt_fd_install_with(ch, fd, cf, v),
+            }
+        };
+        self.expect_mut(h, res, |t| {
+            let nofile = t.nofile();
+            match op {
+                38 => int(t
+                    .files()
+                    .install_with(mf, flags & O_CLOEXEC, v, nofile)
+                    .map(|fd| fd as i32)),
+                39 if flags & !O_CLOEXEC != 0 => -libc::EINVAL,
+                39 => int(t
+                    .files_mut()
+                    .replace_fd_with(fd as u32, mf, flags, v, nofile)
+                    .map(|fd| fd as i32)),
+                _ => neg(t.files().fd_install_with(fd as u32, mf, v)),
+            }
+        });
+        if res >= 0
+            && let Some(i) = h
+        {
+            let at = if op == 38 { res } else { fd };
+            assert_eq!(self.m[i].files().fd_payload(at as u32), Ok(v));
+        }
+    }
+
+    /// Ends an owned reservation: install, install with a payload, or release; with NULL
+    /// arguments too (a NULL file gives the reservation back).
+    fn end_reservation(&mut self, b: &mut Bytes<'_>) {
+        let how = b.u8() % 5;
+        let v = b.payload();
+        if self.c_res.is_empty() || how == 4 {
+            // SAFETY: NULL reservations: refused (a file given with one is put).
+            unsafe {
+                fdt_reservation_release(std::ptr::null_mut());
+                assert_eq!(fdt_reservation_fd(std::ptr::null()), -libc::EINVAL);
+                if let Some(r) = self.pick_ref(b) {
+                    let cf = self.c_refs.swap_remove(r);
+                    drop(self.m_refs.swap_remove(r));
+                    assert_eq!(
+                        fdt_reservation_install(std::ptr::null_mut(), cf),
+                        -libc::EINVAL
+                    );
+                }
+            }
+            return;
+        }
+        let i = usize::from(b.u8()) % self.c_res.len();
+        let (cr, mr) = (self.c_res.swap_remove(i), self.m_res.swap_remove(i));
+        let fd = mr.fd() as c_int;
+        match (how, self.pick_ref(b)) {
+            (_, None) | (0, _) => {
+                // SAFETY: a live reservation, ended once.
+                unsafe { fdt_reservation_release(cr) };
+                mr.release();
+            }
+            (3, Some(_)) => {
+                // SAFETY: a live reservation, ended once; NULL file.
+                let r = unsafe { fdt_reservation_install_with(cr, std::ptr::null_mut(), v) };
+                assert_eq!(r, -libc::EINVAL);
+                mr.release();
+            }
+            (_, Some(r)) => {
+                let (cf, mf) = (self.c_refs.swap_remove(r), self.m_refs.swap_remove(r));
+                // SAFETY: a live reservation, ended once; a reference we hand over.
+                let got = unsafe {
+                    if how == 1 {
+                        fdt_reservation_install(cr, cf)
+                    } else {
+                        fdt_reservation_install_with(cr, cf, v)
+                    }
+                };
+                let want = if how == 1 {
+                    mr.install(mf)
+                } else {
+                    mr.install_with(mf, v)
+                };
+                assert_eq!((got, want as c_int), (fd, fd));
+            }
+        }
+    }
+
     /// The `...2` forms' argument checks, which change nothing: NULL out-parameters, and
     /// `ops_size` values `fdt_file_new2` must refuse without making a file.
     fn out_params(&mut self, b: &mut Bytes<'_>) {
@@ -922,7 +1229,7 @@ impl World {
         assert_eq!(p.releases(), 0);
     }
 
-    fn expect(&self, h: Option<usize>, r: c_int, m: impl FnOnce(&Task) -> c_int) {
+    fn expect(&self, h: Option<usize>, r: c_int, m: impl FnOnce(&MTask) -> c_int) {
         check_errno(r.into(), "call");
         match h {
             Some(i) => assert_eq!(r, m(&self.m[i])),
@@ -930,7 +1237,7 @@ impl World {
         }
     }
 
-    fn expect_mut(&mut self, h: Option<usize>, r: c_int, m: impl FnOnce(&mut Task) -> c_int) {
+    fn expect_mut(&mut self, h: Option<usize>, r: c_int, m: impl FnOnce(&mut MTask) -> c_int) {
         check_errno(r.into(), "call");
         match h {
             Some(i) => assert_eq!(r, m(&mut self.m[i])),
@@ -940,6 +1247,11 @@ impl World {
 
     /// Puts everything and checks every file was released exactly once on both sides.
     pub fn finish(mut self) {
+        for c in self.c_res.drain(..) {
+            // SAFETY: live reservations, each ended once.
+            unsafe { fdt_reservation_release(c) };
+        }
+        self.m_res.clear();
         for c in self.c.drain(..) {
             // SAFETY: live handles, each put once.
             unsafe { fdt_files_put(c) };

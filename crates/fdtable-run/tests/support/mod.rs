@@ -172,9 +172,13 @@ pub fn same_in(
         s["host_fds_start"], s["host_fds_end"],
         "{name}: host descriptors leaked: {s}"
     );
+    assert_eq!(
+        s["supervisor_fds_start"], s["supervisor_fds_end"],
+        "{name}: supervisor descriptors leaked: {s}"
+    );
     assert!(
-        s["seccomp_stops"].as_u64().unwrap() > 0,
-        "{name}: nothing traced"
+        s["notifications"].as_u64().unwrap() > 0,
+        "{name}: nothing reached the supervisor"
     );
     r
 }

@@ -45,6 +45,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// `fcntl(fd, F_DUPFD / F_DUPFD_CLOEXEC, from)` — like [`Files::dup`] but the lowest free
     /// fd `>= from`. `EBADF` if `fd` is not installed, `EINVAL` if `from >= nofile`, `EMFILE`
     /// if nothing is free in `from..nofile`.
+    ///
+    /// `from` is the kernel's `f_dupfd(unsigned int from, ...)`. A system call layer holding
+    /// fcntl's raw `unsigned long` argument passes it to [`Files::fcntl_dupfd`] instead, which
+    /// narrows it exactly as Linux does.
     pub fn dupfd(&self, fd: u32, from: u32, cloexec: bool, nofile: u64) -> Result<u32, Errno> {
         let end = clamp_end(nofile);
         self.locked(|l| {
@@ -56,6 +60,28 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             l.alloc_and_install(file, from as usize, end, cloexec, payload)
         })
         .map(|fd| fd as u32)
+    }
+
+    /// `fcntl(fd, F_DUPFD / F_DUPFD_CLOEXEC, arg)` with `arg` as the system call received it
+    /// (an `unsigned long`): [`Files::dupfd`] from the number Linux makes of it.
+    ///
+    /// Linux's `do_fcntl` reads the argument as an `int` (`argi = (int)arg`) and `f_dupfd` takes
+    /// that as an `unsigned int`, so only the low 32 bits count: `0x1_0000_0003` asks for the
+    /// lowest fd `>= 3`, `1 << 40` for the lowest fd `>= 0`, while `0xffff_ffff` and
+    /// `0x8000_0000` (negative as an `int`) are `EINVAL`, as any value `>= nofile` is. The
+    /// kernel-differential tests of the syscall layer check these against the running kernel.
+    ///
+    /// ```
+    /// # use fdtable::{Errno, FileLike, FileRef, Files};
+    /// # struct F; impl FileLike for F {}
+    /// let files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024)?;
+    /// assert_eq!(files.fcntl_dupfd(fd, 0x1_0000_0010, false, 1024), Ok(16));
+    /// assert_eq!(files.fcntl_dupfd(fd, 0xffff_ffff, false, 1024), Err(Errno::EINVAL));
+    /// # Ok::<(), Errno>(())
+    /// ```
+    pub fn fcntl_dupfd(&self, fd: u32, arg: u64, cloexec: bool, nofile: u64) -> Result<u32, Errno> {
+        self.dupfd(fd, arg as u32, cloexec, nofile)
     }
 
     /// `dup2(oldfd, newfd)` — makes `newfd` refer to `oldfd`'s file (with a copy of its
@@ -142,10 +168,32 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.do_renumber(from, to, nofile, false)
     }
 
-    /// As [`Files::renumber`], but `to` must already be installed (`EBADF` otherwise, with
-    /// nothing changed): WASI preview 1's `fd_renumber`, which replaces an open descriptor
-    /// and never creates one. The check and the move happen under one lock hold, so no
-    /// other handle can close `to` in between.
+    /// As [`Files::renumber`], but `to` must already be installed: WASI preview 1's
+    /// `fd_renumber`, which replaces an open descriptor and never creates one. The check and
+    /// the move happen under one lock hold, so no other handle can close `to` in between.
+    ///
+    /// - `to` free, past the table or `>= nofile`: `EBADF`.
+    /// - `to` reserved (an open in progress, [`Files::get_unused_fd_flags`] or
+    ///   [`Files::reserve_owned`]): `EBADF` too, not [`renumber`](Files::renumber)'s `EBUSY`.
+    ///   The open has not returned the number yet, so to the caller it is not an open
+    ///   descriptor, and WASI answers `EBADF` for any `to` that is not one (wasmtime's preview 1
+    ///   checks `to` against its open descriptors first). The reservation is left as it was.
+    /// - `from` not installed: `EBADF`; `from == to`: returns it if installed, else `EBADF`.
+    ///
+    /// On error nothing changes.
+    ///
+    /// ```
+    /// # use fdtable::{Errno, FileLike, FileRef, Files};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let a = files.install(FileRef::new(F), 0, 1024)?;
+    /// let pending = files.reserve_owned(0, 1024)?; // a path_open awaiting its file
+    /// assert_eq!(files.renumber_onto(a, pending.fd(), 1024), Err(Errno::EBADF));
+    /// assert_eq!(files.renumber_onto(a, 9, 1024), Err(Errno::EBADF)); // free
+    /// let b = pending.install(FileRef::new(F));
+    /// assert_eq!(files.renumber_onto(a, b, 1024), Ok(b));
+    /// # Ok::<(), Errno>(())
+    /// ```
     pub fn renumber_onto(&mut self, from: u32, to: u32, nofile: u64) -> Result<u32, Errno> {
         self.do_renumber(from, to, nofile, true)
     }
@@ -168,13 +216,9 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         }
         let displaced = self.locked(|l| {
             if to_must_be_open && l.lookup(to as usize).is_none() {
-                // Before any growth: an fd beyond the table is not installed either.
-                l.lookup(from as usize).ok_or(Errno::EBADF)?;
-                return Err(if l.is_open(to as usize) {
-                    Errno::EBUSY
-                } else {
-                    Errno::EBADF
-                });
+                // Free, reserved, or beyond the table (checked before any growth): not an open
+                // descriptor.
+                return Err(Errno::EBADF);
             }
             let expanded = l.expand_files(to as usize);
             l.lookup(from as usize).ok_or(Errno::EBADF)?;

@@ -157,6 +157,61 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.fdget_slow(fd)
     }
 
+    /// `fdget` together with the fd's payload, as one snapshot: the payload is the one that
+    /// was installed with (or last set on) *this* file at `fd`, never another fd's or another
+    /// installation's. Use it for a rights check before an operation: a payload read with
+    /// [`fd_payload`](Files::fd_payload) and a file looked up with [`fdget`](Files::fdget)
+    /// in two calls can pair one file with another fd's rights on a shared table, when a
+    /// `dup2` or [`renumber`](Files::renumber) lands between them.
+    ///
+    /// If this handle is the table's only user, this is the light lookup: no lock, no atomic
+    /// read-modify-write, and a plain copy of the payload. On a shared table the file and its
+    /// payload are read under the table lock (the lock the writers of both hold), with a
+    /// counted reference, as [`fget_with_payload`](Files::fget_with_payload).
+    ///
+    /// ```
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// const READ: u64 = 1 << 1;
+    /// let mut files: Files<F, u64> = Files::new();
+    /// let fd = files.install_with(FileRef::new(F), 0, READ, 1024).unwrap();
+    /// let (file, rights) = files.fdget_with_payload(fd).unwrap();
+    /// assert_eq!(rights & READ, READ);
+    /// drop(file);
+    /// assert!(files.fdget_with_payload(fd + 1).is_none());
+    /// ```
+    ///
+    /// Returns `None` for a free or reserved fd (callers answer `EBADF`).
+    #[inline(always)]
+    pub fn fdget_with_payload(&self, fd: u32) -> Option<(Fd<'_, F>, P)> {
+        let arr = self.light.get();
+        if !arr.is_null() {
+            // SAFETY: as in `light_lookup`: the cached array is current while this handle is
+            // the table's only user, and only this handle (borrowed now) could retire it.
+            let arr = unsafe { TableRef::new(arr) };
+            let slot = arr.slot(fd as usize)?;
+            // ORDERING: Relaxed; as in `light_lookup`.
+            let p = NonNull::new(slot.load(Ordering::Relaxed))?;
+            // SAFETY: `fd` is below `max_fds` and installed (its slot holds a file), so its
+            // payload is initialised; with one user, the payload writers all run on this
+            // thread, none of them now.
+            let payload = unsafe { arr.payload_of(fd as usize) };
+            // SAFETY: as in `fdget`: the slot keeps the file alive for the borrow of `self`.
+            return Some((unsafe { Fd::borrowed(p) }, payload));
+        }
+        self.fdget_with_payload_shared(fd)
+    }
+
+    /// [`Files::fdget_with_payload`] on a table that may be shared: both under the lock.
+    #[inline(never)]
+    fn fdget_with_payload_shared(&self, fd: u32) -> Option<(Fd<'_, F>, P)> {
+        let (file, payload) = self.fget_with_payload(fd).ok()?;
+        // SAFETY: the reference `fget_with_payload` took is handed over to the `Fd`, whose put
+        // takes the general path.
+        let fd = unsafe { Fd::owned(FileRef::into_inner(file), crate::rcu::PutWindow::GENERAL) };
+        Some((fd, payload))
+    }
+
     /// The light path of every lookup: `None` if this handle may not be the table's only user;
     /// otherwise the file at `fd`, if any, which stays installed while `self` is borrowed
     /// (every call that could remove it takes `&mut self`).
@@ -439,6 +494,76 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         let Some(token) = rcu::borrow_begin() else {
             return self.fdget_rcu_slow(fd);
         };
+        self.fdget_rcu_in(fd, token)
+    }
+
+    /// [`fdget_rcu`](Files::fdget_rcu) around `f`: runs `f` on the file at `fd` (`None` for a
+    /// free or reserved fd: answer `EBADF`) and ends the borrow. The same lookup, but a light
+    /// borrow (unshared table), a file lent in a section (shared table) and the rest reach
+    /// `f` on paths of their own, so on the first two the compiler knows what it holds:
+    /// nothing to test to end it, and `f`'s own tests of it ([`RcuFd::is_rcu`],
+    /// [`RcuFd::shared_file`]) fold away. For a syscall layer's hot paths: `f` is inlined on
+    /// each path (mark a large closure `#[inline(always)]`).
+    ///
+    /// ```
+    /// # use fdtable::{Errno, Files, FileRef, FileLike};
+    /// # struct F(u64); impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F(7)), 0, 1024).unwrap();
+    /// let read = |fd| files.with_fdget_rcu(fd, |f| f.map(|f| f.0).ok_or(Errno::EBADF));
+    /// assert_eq!(read(fd), Ok(7));
+    /// assert_eq!(read(fd + 1), Err(Errno::EBADF));
+    /// ```
+    #[inline(always)]
+    pub fn with_fdget_rcu<R>(&self, fd: u32, f: impl FnOnce(Option<&RcuFd<'_, F>>) -> R) -> R {
+        if let Some(p) = self.light_lookup(fd) {
+            return match p {
+                // SAFETY: as in `fdget`: the slot holds the file for the borrow of `self`.
+                Some(p) => f(Some(&unsafe { RcuFd::light(p) })),
+                None => f(None),
+            };
+        }
+        let b = match rcu::borrow_begin() {
+            None => self.fdget_rcu_slow(fd),
+            Some(token) => {
+                let hot = &self.fs().hot;
+                // ORDERING: Acquire; as in `fget_inner`.
+                let arr_ptr = hot.fdt.load(Ordering::Acquire);
+                // SAFETY: as in `fget_inner`: we are in a section.
+                let arr = unsafe { TableRef::new(arr_ptr) };
+                if let Some(slot) = arr.slot(fd as usize)
+                    // ORDERING: Acquire; as in `fget_inner`.
+                    && let Some(p) = NonNull::new(slot.load(Ordering::Acquire))
+                {
+                    // SAFETY: read from a slot inside the section, which keeps the header
+                    // alive.
+                    if unsafe { p.as_ref() }.lendable() {
+                        // SAFETY: as in `fdget_rcu_in`.
+                        return f(Some(&unsafe { RcuFd::in_section(p, token) }));
+                    }
+                    // A file that is not lent (yet): a counted reference, as `fget`.
+                    // SAFETY: `p` was read from `slot` in the section `token`.
+                    unsafe { self.fdget_rcu_unlent(fd, slot, p, token) }
+                } else {
+                    // Past the table, or an empty slot (perhaps of a retired array).
+                    self.fdget_rcu_in_cold(fd, token)
+                }
+            }
+        };
+        f(b.as_ref())
+    }
+
+    /// [`Files::fdget_rcu_in`], out of line: for the rare paths of [`Files::with_fdget_rcu`].
+    #[cold]
+    #[inline(never)]
+    fn fdget_rcu_in_cold(&self, fd: u32, token: rcu::BorrowToken) -> Option<RcuFd<'_, F>> {
+        self.fdget_rcu_in(fd, token)
+    }
+
+    /// The lookup of [`Files::fdget_rcu`] on a shared table, inside the borrow section
+    /// `token`, which the result ends (or which is ended here).
+    #[inline(always)]
+    fn fdget_rcu_in(&self, fd: u32, token: rcu::BorrowToken) -> Option<RcuFd<'_, F>> {
         let hot = &self.fs().hot;
         // ORDERING: Acquire; as in `fget_inner`.
         let arr_ptr = hot.fdt.load(Ordering::Acquire);
@@ -475,7 +600,6 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// # Safety
     ///
     /// `p` was read from `slot` inside the borrow section `token`, still open.
-    #[cold]
     #[inline(never)]
     unsafe fn fdget_rcu_unlent(
         &self,
@@ -513,9 +637,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         self.fdget_rcu(fd)
     }
 
-    /// `fdget_rcu` when this thread cannot begin a borrow section cheaply (its first, or it
-    /// can have no RCU record): becomes light if the handle is alone now, else registers the
-    /// thread and lends a counted reference this time.
+    /// `fdget_rcu` when this thread cannot begin a borrow section on the fast path (it is
+    /// inside another borrow, or has no RCU record yet): becomes light if the handle is alone
+    /// now; else begins the section the slow way (nested, or registering the thread), or, if
+    /// the thread can have no record, lends a counted reference.
     #[cold]
     #[inline(never)]
     fn fdget_rcu_slow(&self, fd: u32) -> Option<RcuFd<'_, F>> {
@@ -525,7 +650,9 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             self.light.set(self.fs().hot.fdt.load(Ordering::Relaxed));
             return self.fdget_rcu(fd);
         }
-        rcu::borrow_register();
-        self.fget(fd).map(RcuFd::counted)
+        match rcu::borrow_begin_slow() {
+            Some(token) => self.fdget_rcu_in(fd, token),
+            None => self.fget(fd).map(RcuFd::counted),
+        }
     }
 }

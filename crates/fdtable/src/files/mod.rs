@@ -23,8 +23,10 @@ mod iter;
 mod locked;
 mod lookup;
 mod open;
+mod shared;
 
 pub use iter::{FdIter, OpenFd};
+pub use shared::SharedFiles;
 
 use crate::bitmap::BITS_PER_LONG;
 use crate::errno::Errno;

@@ -81,6 +81,26 @@ struct Registry {
 // touched under its lock.
 unsafe impl Send for Registry {}
 
+/// `Record::borrow_slow`: a release waits in `pending` for the outermost borrow to end.
+const PENDING: usize = 1 << (usize::BITS - 1);
+
+/// The record every thread's [`BORROW`] starts at (and returns to when it may not have one):
+/// its `borrow` word is never zero and never written, so a borrow's fast path, which begins
+/// only on a record outside every borrow section, always leaves it for the slow path, which
+/// registers the thread. Never linked into the registry.
+static SENTINEL: Record = Record {
+    lookup: AtomicUsize::new(0),
+    put: AtomicUsize::new(0),
+    borrow: AtomicUsize::new(usize::MAX),
+    borrow_slow: Cell::new(0),
+    pending: Cell::new(ptr::null_mut()),
+    current: AtomicUsize::new(0),
+    in_use: AtomicBool::new(true),
+    next: ptr::null(),
+    bag: UnsafeCell::new(Queue::new()),
+    since: Cell::new(0),
+};
+
 /// Value of `LOCAL` for a thread that may not register (exiting, or no record could be
 /// made): it takes the anonymous path.
 const NO_RECORD: *const Record = ptr::without_provenance(1);
@@ -90,6 +110,9 @@ const ANON_TOKEN: usize = 0;
 std::thread_local! {
     /// This thread's record; null until the first section or retirement.
     static LOCAL: Cell<*const Record> = const { Cell::new(ptr::null()) };
+    /// This thread's record as borrows see it: [`SENTINEL`] until the thread has a record of
+    /// its own (and again after it gave it back), so that a borrow needs no null check.
+    static BORROW: Cell<*const Record> = const { Cell::new(&raw const SENTINEL) };
     /// Gives the record back when the thread exits; touched once, at registration.
     static EXIT: ExitGuard = const { ExitGuard };
 }
@@ -111,11 +134,18 @@ pub(crate) struct Record {
     put: AtomicUsize,
     /// The epoch the outermost borrow section began in, or 0.
     borrow: AtomicUsize,
-    /// Depth of nested borrow sections (owner-only).
-    borrow_nest: Cell<usize>,
+    /// What a borrow's end must do besides storing 0 in `borrow` (owner-only): the number of
+    /// borrow sections open beyond one (sections nest, and end in any order), and
+    /// [`PENDING`] when releases wait in `pending`. Zero on the fast path, so that an end is
+    /// one comparison and one store.
+    borrow_slow: Cell<usize>,
     /// Releases waiting for this thread's borrow sections to end (owner-only), linked through
     /// their heads.
     pending: Cell<*mut RcuHead>,
+    /// The epoch as the last advance published it to this record (readers announce this
+    /// rather than load the global: one load from a line they own instead of two from a
+    /// shared one; a stale value only makes the next advance wait for the section).
+    current: AtomicUsize,
     /// Owned by a live thread.
     in_use: AtomicBool,
     next: *const Record,
@@ -352,14 +382,14 @@ pub(super) fn lookup_try_begin() -> Option<FastSection> {
 fn begin_lookup_on(r: NonNull<Record>) {
     // SAFETY: a record of this thread or of a handle it uses; records live forever.
     let rec = unsafe { r.as_ref() };
-    // ORDERING: Acquire on the epoch; pairs with the Release store in `try_advance`: a reader
-    // that sees epoch e+1 sees every unlink made visible by that advance's membarrier. Release
-    // on the record (a plain store on x86): pairs with the Acquire load in `try_advance`, so an
-    // advancer that reads this value also synchronises with the end of our previous section;
-    // against the section's own loads the store is ordered by the advancer's membarrier
-    // (module docs), not by this ordering.
+    // ORDERING: Acquire on `current`; pairs with the Release store of it in `try_advance`: a
+    // reader that sees epoch e+1 there sees every unlink made visible by that advance's
+    // membarrier. Release on the record (a plain store on x86): pairs with the Acquire load in
+    // `try_advance`, so an advancer that reads this value also synchronises with the end of
+    // our previous section; against the section's own loads the store is ordered by the
+    // advancer's membarrier (module docs), not by this ordering.
     rec.lookup
-        .store(EPOCH.load(Ordering::Acquire), Ordering::Release);
+        .store(rec.current.load(Ordering::Acquire), Ordering::Release);
     light_barrier();
 }
 
@@ -471,6 +501,7 @@ fn register() -> bool {
     match claim_record() {
         Some(r) => {
             LOCAL.with(|c| c.set(r.as_ptr()));
+            BORROW.with(|c| c.set(r.as_ptr()));
             true
         }
         None => {
@@ -501,6 +532,11 @@ fn claim_record() -> Option<NonNull<Record>> {
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_ok()
         {
+            // ORDERING: Relaxed both; advances store the epoch and every record's `current`
+            // under the registry lock, which we hold: this is the epoch, and the owner's
+            // first section is ordered after the lock (as for a new record).
+            rec.current
+                .store(EPOCH.load(Ordering::Relaxed), Ordering::Relaxed);
             return NonNull::new(r as *mut Record);
         }
         r = rec.next;
@@ -515,8 +551,9 @@ fn claim_record() -> Option<NonNull<Record>> {
             lookup: AtomicUsize::new(0),
             put: AtomicUsize::new(0),
             borrow: AtomicUsize::new(0),
-            borrow_nest: Cell::new(0),
+            borrow_slow: Cell::new(0),
             pending: Cell::new(ptr::null_mut()),
+            current: AtomicUsize::new(EPOCH.load(Ordering::Acquire)),
             in_use: AtomicBool::new(true),
             next: reg.head,
             bag: UnsafeCell::new(Queue::new()),
@@ -579,55 +616,90 @@ impl HandleRecord {
     }
 }
 
-/// Begins (or nests) a borrow section on this thread's record; `None` if the thread has no
-/// record yet (the caller then registers it, or takes a reference). The result is the
-/// record, to end the section on.
+/// Begins a borrow section on this thread's record if it is outside every borrow section
+/// (the fast path: one load to test, one load and one store to announce); `None` otherwise —
+/// a nested borrow, or a thread without a record yet (its [`BORROW`] is the sentinel) — for
+/// [`borrow_begin_slow`]. The result is the record, to end the section on.
 #[inline(always)]
 pub(super) fn borrow_begin() -> Option<NonNull<Record>> {
-    let r = record()?;
-    // SAFETY: this thread's record, alive forever.
-    let rec = unsafe { r.as_ref() };
-    let n = rec.borrow_nest.get();
-    if n == 0 {
-        // ORDERING: as in `begin_lookup_on`.
-        rec.borrow
-            .store(EPOCH.load(Ordering::Acquire), Ordering::Release);
-        light_barrier();
+    let r = BORROW.with(|c| c.get());
+    // SAFETY: a registered record of this thread (alive forever) or the sentinel (static).
+    let rec = unsafe { &*r };
+    // A plain read: only this thread writes its record's `borrow` (nobody writes the
+    // sentinel's), so it races with no write — other threads only read it — and the compiler
+    // may fold it into the comparison.
+    // SAFETY: as said; the pointer is valid and aligned.
+    if unsafe { *rec.borrow.as_ptr() } != 0 {
+        return None;
     }
-    rec.borrow_nest.set(n + 1);
-    Some(r)
+    // ORDERING: as in `begin_lookup_on`.
+    rec.borrow
+        .store(rec.current.load(Ordering::Acquire), Ordering::Release);
+    light_barrier();
+    // SAFETY: not null (a reference's address).
+    Some(unsafe { NonNull::new_unchecked(r as *mut Record) })
 }
 
-/// Ends a borrow section begun by [`borrow_begin`] (on this thread, which owns `r`); when the
-/// outermost ends, runs the releases that waited for it.
+/// A borrow section that [`borrow_begin`] could not begin: nested in another of this thread's
+/// (then it only counts itself), or on a thread that has no record yet (registers it). `None`
+/// if the thread cannot have a record (the caller takes a reference instead).
+#[cold]
+#[inline(never)]
+pub(super) fn borrow_begin_slow() -> Option<NonNull<Record>> {
+    let r = BORROW.with(|c| c.get());
+    if ptr::eq(r, &raw const SENTINEL) {
+        if local().is_null() {
+            register();
+        }
+        return if ptr::eq(BORROW.with(|c| c.get()), &raw const SENTINEL) {
+            None
+        } else {
+            borrow_begin().or_else(borrow_begin_slow)
+        };
+    }
+    // SAFETY: this thread's record, alive forever.
+    let rec = unsafe { &*r };
+    // Nested: the outermost section's announcement covers this one.
+    rec.borrow_slow.set(rec.borrow_slow.get() + 1);
+    // SAFETY: not null.
+    Some(unsafe { NonNull::new_unchecked(r as *mut Record) })
+}
+
+/// Ends a borrow section begun by [`borrow_begin`] or [`borrow_begin_slow`] (on this thread,
+/// which owns `r`): the last one open stores 0 — unless a nested one remains open or releases
+/// wait, which [`borrow_end_slow`] handles.
 #[inline(always)]
 pub(super) fn borrow_end(r: NonNull<Record>) {
     // SAFETY: this thread's record (from `borrow_begin`).
     let rec = unsafe { r.as_ref() };
-    let n = rec.borrow_nest.get() - 1;
-    rec.borrow_nest.set(n);
-    if n == 0 {
-        // ORDERING: Release; as in `lookup_end_fast`.
-        rec.borrow.store(0, Ordering::Release);
-        if !rec.pending.get().is_null() {
-            run_pending_releases(rec);
-        }
+    if rec.borrow_slow.get() != 0 {
+        return borrow_end_slow(rec);
     }
+    // ORDERING: Release; as in `lookup_end_fast`.
+    rec.borrow.store(0, Ordering::Release);
 }
 
-/// Registers this thread (if it can be): for a borrow's slow path.
 #[cold]
-pub(super) fn ensure_registered() {
-    if local().is_null() {
-        register();
+#[inline(never)]
+fn borrow_end_slow(rec: &Record) {
+    let slow = rec.borrow_slow.get();
+    if slow & !PENDING != 0 {
+        // Another borrow section of this thread is still open.
+        rec.borrow_slow.set(slow - 1);
+        return;
     }
+    rec.borrow_slow.set(0);
+    // ORDERING: Release; as in `lookup_end_fast`.
+    rec.borrow.store(0, Ordering::Release);
+    run_pending_releases(rec);
 }
 
 /// Whether this thread is inside a borrow section.
 pub(super) fn in_borrow() -> bool {
     record().is_some_and(|r| {
         // SAFETY: this thread's record.
-        unsafe { r.as_ref() }.borrow_nest.get() != 0
+        // ORDERING: Relaxed; the owner's own word.
+        unsafe { r.as_ref() }.borrow.load(Ordering::Relaxed) != 0
     })
 }
 
@@ -650,6 +722,7 @@ pub(super) unsafe fn defer_until_borrows_end(
         (*head.as_ptr()).func = Some(func);
         (*head.as_ptr()).next = rec.pending.get();
         rec.pending.set(head.as_ptr());
+        rec.borrow_slow.set(rec.borrow_slow.get() | PENDING);
     }
 }
 
@@ -731,6 +804,7 @@ struct ExitGuard;
 impl Drop for ExitGuard {
     fn drop(&mut self) {
         let r = LOCAL.with(|c| c.replace(NO_RECORD));
+        BORROW.with(|c| c.set(&raw const SENTINEL));
         if (r as usize) <= NO_RECORD as usize {
             return;
         }
@@ -820,8 +894,19 @@ fn try_advance(reg: &Registry) -> usize {
         }
         r = rec.next;
     }
-    // ORDERING: Release; pairs with the Acquire epoch load in `lookup_begin`.
+    // ORDERING: Release; pairs with the Acquire epoch loads of `synchronize`, `claim_record`
+    // and `call_rcu`'s tag.
     EPOCH.store(e + 1, Ordering::Release);
+    let mut r = reg.head;
+    while !r.is_null() {
+        // SAFETY: registry records are never freed.
+        let rec = unsafe { &*r };
+        // ORDERING: Release; pairs with the Acquire load of `current` that begins a section
+        // (`begin_lookup_on`, `borrow_begin`): a section announcing e+1 sees every unlink this
+        // advance's membarrier made visible.
+        rec.current.store(e + 1, Ordering::Release);
+        r = rec.next;
+    }
     e + 1
 }
 
@@ -862,6 +947,75 @@ mod tests {
         // ORDERING: Relaxed (both loads); single-threaded check of our own record.
         assert_eq!(rec.lookup.load(Ordering::Relaxed), 0);
         assert_eq!(rec.put.load(Ordering::Relaxed), 0);
+    }
+
+    /// Borrow sections nest and end in any order: the record stays announced until the last
+    /// one ends, and a release deferred inside them runs then, once.
+    #[test]
+    fn borrows_nest_in_any_order_and_run_pending_releases_last() {
+        std::thread::spawn(|| {
+            // The first borrow of a thread finds the sentinel and registers.
+            assert!(ptr::eq(BORROW.with(|c| c.get()), &raw const SENTINEL));
+            assert!(
+                borrow_begin().is_none(),
+                "the sentinel never begins a section"
+            );
+            let a = borrow_begin_slow().expect("registered");
+            assert!(!ptr::eq(BORROW.with(|c| c.get()), &raw const SENTINEL));
+            // SAFETY: this thread's record.
+            let rec = unsafe { a.as_ref() };
+            assert!(in_borrow());
+            assert!(borrow_begin().is_none(), "nested: the slow path");
+            let b = borrow_begin_slow().expect("nested");
+            let c = borrow_begin_slow().expect("nested");
+            static RAN: Counter = Counter::new(0);
+            unsafe fn ran(_: NonNull<RcuHead>) {
+                // ORDERING: Relaxed; a test counter.
+                RAN.fetch_add(1, Ordering::Relaxed);
+            }
+            let mut head = RcuHead::new();
+            // SAFETY: the head outlives the last `borrow_end` below, which runs `ran` (which
+            // only counts).
+            unsafe { defer_until_borrows_end(NonNull::from(&mut head), ran) };
+            // End the outermost first, then the others.
+            borrow_end(a);
+            borrow_end(c);
+            // ORDERING: Relaxed (all loads); this thread's own record and a test counter.
+            assert_ne!(
+                rec.borrow.load(Ordering::Relaxed),
+                0,
+                "one borrow still open"
+            );
+            assert_eq!(RAN.load(Ordering::Relaxed), 0, "not before the last end");
+            borrow_end(b);
+            assert_eq!(rec.borrow.load(Ordering::Relaxed), 0);
+            assert_eq!(rec.borrow_slow.get(), 0);
+            assert_eq!(RAN.load(Ordering::Relaxed), 1);
+            assert!(!in_borrow());
+            // The fast path again.
+            let d = borrow_begin().expect("outside every borrow");
+            borrow_end(d);
+        })
+        .join()
+        .unwrap();
+    }
+
+    /// A section announces the epoch its record was last told of; an advance tells every
+    /// record, so sections that begin after it announce the new epoch.
+    #[test]
+    fn advances_publish_the_epoch_to_every_record() {
+        std::thread::spawn(|| {
+            let t = lookup_begin();
+            lookup_end(t);
+            // SAFETY: registered by the section above.
+            let rec = unsafe { &*local() };
+            let e = try_advance(&REGISTRY.lock());
+            // ORDERING: Relaxed; read under no race that matters (a later advance only raises
+            // it).
+            assert!(rec.current.load(Ordering::Relaxed) >= e);
+        })
+        .join()
+        .unwrap();
     }
 
     #[repr(C)]

@@ -26,6 +26,9 @@
 //!   but atomics (reader counts in two phases, as SRCU), for bring-up or tests.
 //! - **Under `--cfg loom`**: a model that reclaims at the earliest moment RCU allows and checks
 //!   every access to memory that can be reclaimed.
+//!
+//! Where the table calls `read_lock`, `call_rcu` and `synchronize_rcu` (never with the table
+//! lock held), and who runs the callbacks, is part of the [`Rcu`] trait's contract: see there.
 
 use core::ptr::NonNull;
 
@@ -70,6 +73,50 @@ impl Default for RcuHead {
 
 /// An RCU implementation, for embedders without `std` (a kernel supplies its own).
 ///
+/// # Where the table calls it
+///
+/// - [`read_lock`](Rcu::read_lock) / [`read_unlock`](Rcu::read_unlock): around each lock-free
+///   lookup on a shared table ([`Files::fget`](crate::Files::fget), and
+///   [`Files::fdget`](crate::Files::fdget) when the table is shared); for the life of an
+///   [`RcuFd`](crate::RcuFd) from [`Files::fdget_rcu`](crate::Files::fdget_rcu), so a section
+///   then spans your use of the file; and around the few instructions of a put that may be the
+///   last (dropping a [`FileRef`](crate::FileRef) or a counted [`Fd`](crate::Fd)), on the
+///   thread that drops it. Never with the table lock held. Sections nest: a put made while an
+///   `RcuFd` is alive opens one inside the borrow's.
+/// - [`call_rcu`](Rcu::call_rcu): (1) at the end of a table operation that replaced the fd
+///   array of a shared table (it grew), after the table lock was released; (2) at the last put
+///   of a file that was installed in a table while it was shared, on the thread that dropped
+///   the last reference, after the file's `Drop` ran and after the put's own section ended.
+///   So never with the table lock held and never from one of its own callbacks, but possibly
+///   inside one of *your* read-side sections: a thread that holds an `RcuFd` and meanwhile
+///   drops a reference, or calls a table operation through another handle. Linux's `call_rcu`
+///   may be called there too; it must not block or wait for a grace period.
+/// - [`synchronize_rcu`](Rcu::synchronize_rcu): only at the last put of a file that
+///   `fdget_rcu` lent without a reference (its release first waits for borrowers; see
+///   [`LEND_AFTER`](crate::LEND_AFTER)) and in [`FileRef::try_unwrap`](crate::FileRef::try_unwrap)
+///   of such a file, on the thread dropping it, without the table lock. It may not run inside
+///   a section, so without `std` do not drop what may be the last reference to a lent file
+///   while an `RcuFd` is alive on the same thread (the built-in RCU defers such a release to
+///   the end of the borrow instead).
+///
+/// # Who runs the callbacks
+///
+/// Your implementation, in whatever context it runs deferred work (a kernel's softirq or its
+/// RCU callback threads), on any CPU, in any order. The table's callbacks only return memory
+/// to the global allocator (an fd array replaced by growth; the header and storage of a file
+/// whose value was already dropped): they take no lock of the table, run none of your code (a
+/// file's `Drop` runs synchronously at its last put, never from a callback), and call nothing
+/// of the RCU. They may therefore run anywhere the global allocator may be called, including
+/// from inside `call_rcu` or `read_unlock` themselves, as [`PortableRcu`] runs them (in the
+/// `call_rcu` or `synchronize_rcu` that finds the grace period over, or in the `read_unlock`
+/// of the last reader of the old phase).
+///
+/// With `std`, the built-in RCU runs them on the thread that retired the memory: each thread
+/// queues its retirements, and every 256th one tries to advance the epoch and frees what is
+/// two epochs old, its own and what exited threads left; a thread's exit hands its queue over,
+/// and [`reclaim_drain`](crate::reclaim_drain) frees what can be freed now. There is no
+/// background thread.
+///
 /// # Safety
 ///
 /// Implementations must provide RCU's guarantee: a callback passed to
@@ -108,20 +155,42 @@ pub unsafe trait Rcu {
 /// fdtable::set_rcu!(KernelRcu);
 /// // or, with no RCU of your own: fdtable::set_rcu!(fdtable::rcu::PortableRcu);
 /// ```
+///
+/// # Link errors
+///
+/// The macro defines four unmangled functions, `__fdtable_set_rcu_read_lock`,
+/// `__fdtable_set_rcu_read_unlock`, `__fdtable_set_rcu_call_rcu` and
+/// `__fdtable_set_rcu_synchronize_rcu`, which a `no_std` build of the table calls. Hence:
+///
+/// - **Not called** anywhere in the image: the final link fails with
+///   `undefined symbol: __fdtable_set_rcu_read_lock` (and its three siblings), referenced
+///   from `fdtable::rcu`. Add `fdtable::set_rcu!(YourRcu);` (or
+///   `fdtable::set_rcu!(fdtable::rcu::PortableRcu);`) to the crate that builds the image.
+/// - **Called twice** (by your kernel and by a library crate of yours, say): the link fails
+///   with `duplicate symbol: __fdtable_set_rcu_read_lock`. Keep the call in one crate, the one
+///   that builds the image.
+/// - With the `std` feature, which brings its own RCU, the symbols are never referenced:
+///   calling the macro there is harmless and useless.
+#[doc(alias = "__fdtable_set_rcu_read_lock")]
+#[doc(alias = "__fdtable_set_rcu_read_unlock")]
+#[doc(alias = "__fdtable_set_rcu_call_rcu")]
+#[doc(alias = "__fdtable_set_rcu_synchronize_rcu")]
+#[doc(alias = "__fdtable_rcu_read_lock")]
+#[doc(alias = "__fdtable_call_rcu")]
 #[macro_export]
 macro_rules! set_rcu {
     ($t:ty) => {
         const _: () = {
             #[unsafe(no_mangle)]
-            fn __fdtable_rcu_read_lock() -> usize {
+            fn __fdtable_set_rcu_read_lock() -> usize {
                 <$t as $crate::rcu::Rcu>::read_lock()
             }
             #[unsafe(no_mangle)]
-            fn __fdtable_rcu_read_unlock(token: usize) {
+            fn __fdtable_set_rcu_read_unlock(token: usize) {
                 <$t as $crate::rcu::Rcu>::read_unlock(token)
             }
             #[unsafe(no_mangle)]
-            unsafe fn __fdtable_call_rcu(
+            unsafe fn __fdtable_set_rcu_call_rcu(
                 head: ::core::ptr::NonNull<$crate::rcu::RcuHead>,
                 func: unsafe fn(::core::ptr::NonNull<$crate::rcu::RcuHead>),
             ) {
@@ -129,47 +198,55 @@ macro_rules! set_rcu {
                 unsafe { <$t as $crate::rcu::Rcu>::call_rcu(head, func) }
             }
             #[unsafe(no_mangle)]
-            fn __fdtable_synchronize_rcu() {
+            fn __fdtable_set_rcu_synchronize_rcu() {
                 <$t as $crate::rcu::Rcu>::synchronize_rcu()
             }
         };
     };
 }
 
+/// The embedder's RCU, through the functions [`set_rcu!`](crate::set_rcu) defines.
+///
+/// A link error that names `__fdtable_set_rcu_read_lock` (or `..._read_unlock`,
+/// `..._call_rcu`, `..._synchronize_rcu`) and points at the lines below means the image has no
+/// `fdtable::set_rcu!(YourRcu);` (undefined symbol) or has two (duplicate symbol): call the
+/// macro exactly once, in the crate that builds the final image (see [`set_rcu!`](crate::set_rcu)).
 #[cfg(all(not(feature = "std"), not(loom)))]
 mod hooks {
     use super::RcuHead;
     use core::ptr::NonNull;
 
+    // Defined by `fdtable::set_rcu!(YourRcu)`, once per image: "undefined symbol" here means
+    // it was not called, "duplicate symbol" that it was called twice.
     unsafe extern "Rust" {
-        fn __fdtable_rcu_read_lock() -> usize;
-        fn __fdtable_rcu_read_unlock(token: usize);
-        fn __fdtable_call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>));
-        fn __fdtable_synchronize_rcu();
+        fn __fdtable_set_rcu_read_lock() -> usize;
+        fn __fdtable_set_rcu_read_unlock(token: usize);
+        fn __fdtable_set_rcu_call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>));
+        fn __fdtable_set_rcu_synchronize_rcu();
     }
 
     #[inline(always)]
     pub(crate) fn read_lock() -> usize {
         // SAFETY: defined by `set_rcu!` with a safe body; the declaration matches it.
-        unsafe { __fdtable_rcu_read_lock() }
+        unsafe { __fdtable_set_rcu_read_lock() }
     }
 
     #[inline(always)]
     pub(crate) fn read_unlock(token: usize) {
         // SAFETY: as above.
-        unsafe { __fdtable_rcu_read_unlock(token) }
+        unsafe { __fdtable_set_rcu_read_unlock(token) }
     }
 
     #[inline(always)]
     pub(crate) unsafe fn call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<RcuHead>)) {
         // SAFETY: as above; the caller upholds `call_rcu`'s contract.
-        unsafe { __fdtable_call_rcu(head, func) }
+        unsafe { __fdtable_set_rcu_call_rcu(head, func) }
     }
 
     #[inline(always)]
     pub(crate) fn synchronize_rcu() {
         // SAFETY: as above.
-        unsafe { __fdtable_synchronize_rcu() }
+        unsafe { __fdtable_set_rcu_synchronize_rcu() }
     }
 }
 
@@ -223,8 +300,9 @@ impl BorrowToken {
 }
 
 /// Begins a borrow section: a read-side section that may last across a whole operation on a
-/// lent file, on this thread (sections nest). `None` if it cannot be begun cheaply now (the
-/// thread has no RCU record yet): call [`borrow_register`] and retry, or take a reference.
+/// lent file, on this thread (sections nest, and end in any order). `None` if it cannot be
+/// begun on the fast path now (the thread is inside another borrow section, or has no RCU
+/// record yet): call [`borrow_begin_slow`].
 #[inline(always)]
 pub(crate) fn borrow_begin() -> Option<BorrowToken> {
     #[cfg(all(feature = "std", not(loom)))]
@@ -258,11 +336,19 @@ pub(crate) fn borrow_end(t: BorrowToken) {
     }
 }
 
-/// Gives this thread what [`borrow_begin`] needs, if it can have it.
+/// Begins a borrow section where [`borrow_begin`] could not (the thread is inside another
+/// borrow section, or has no RCU record yet: it gets one if it can). `None` if no section can
+/// be had (take a reference instead).
 #[cold]
-pub(crate) fn borrow_register() {
+pub(crate) fn borrow_begin_slow() -> Option<BorrowToken> {
     #[cfg(all(feature = "std", not(loom)))]
-    epoch::ensure_registered();
+    {
+        epoch::borrow_begin_slow().map(|rec| BorrowToken { rec })
+    }
+    #[cfg(not(all(feature = "std", not(loom))))]
+    {
+        borrow_begin()
+    }
 }
 
 /// Waits until every borrow section that had begun when it was called has ended (the

@@ -1,0 +1,64 @@
+//! Close-on-exec bits: `F_GETFD` is answered by the library; `F_SETFD`, `FIOCLEX` and
+//! `FIONCLEX` set the library's bit and run, so the kernel sets the same.
+
+use crate::sup::settle::{Known, Settle};
+use crate::sup::{Reply, State};
+use fdtable::Errno;
+use fdtable_syscalls::consts::O_PATH;
+
+/// `fcntl(fd, F_GETFD)`.
+pub fn get(st: &mut State, tid: i32, fd: u32) -> Reply {
+    match st.resolve(tid, fd) {
+        Known::Installed => match st.tasks.get(&tid).map(|t| t.files.get_close_on_exec(fd)) {
+            Some(Ok(c)) => Reply::Value(c as i64),
+            _ => Reply::Errno(Errno::EBADF.raw()),
+        },
+        Known::Reserved | Known::Free => Reply::Errno(Errno::EBADF.raw()),
+        Known::Unsure => Reply::Continue,
+    }
+}
+
+/// `fcntl(fd, F_SETFD, on)`, or `ioctl(fd, FIOCLEX / FIONCLEX)` (`ioctl`: looked up with
+/// `fdget`, which refuses an `O_PATH` descriptor with EBADF).
+pub fn set(st: &mut State, tid: i32, fd: u32, on: bool, ioctl: bool) -> Reply {
+    match st.resolve(tid, fd) {
+        Known::Installed => {}
+        Known::Reserved | Known::Free => return Reply::Errno(Errno::EBADF.raw()),
+        Known::Unsure => {
+            if let Some(t) = st.table(tid)
+                && let Some(e) = t.uncertain.get_mut(&fd)
+            {
+                e.cloexec = None;
+            }
+            st.in_flight(tid, Settle::Numbers, vec![fd]);
+            return Reply::Continue;
+        }
+    }
+    if ioctl && is_opath(st, tid, fd) {
+        return Reply::Errno(Errno::EBADF.raw());
+    }
+    let shared = st.shared(tid);
+    if let Some(t) = st.tasks.get_mut(&tid) {
+        let _ = t.files.set_close_on_exec(fd, on);
+        if !shared {
+            t.touched.push(fd);
+        }
+    }
+    if shared {
+        // The kernel sets it when the call runs: until then a check leaves it out.
+        st.in_flight(tid, Settle::Numbers, vec![fd]);
+    }
+    Reply::Continue
+}
+
+fn is_opath(st: &mut State, tid: i32, fd: u32) -> bool {
+    let Some(desc) = st.tasks.get(&tid).and_then(|t| t.files.fget(fd)) else {
+        return false;
+    };
+    if let Some(&o) = desc.opath.get() {
+        return o;
+    }
+    let o = st.kernel_flags(tid, fd).is_some_and(|f| f & O_PATH != 0);
+    let _ = desc.opath.set(o);
+    o
+}

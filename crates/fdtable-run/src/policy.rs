@@ -1,0 +1,113 @@
+//! What `fdtable run` refuses, and why: the calls whose effect on a table the supervisor
+//! cannot keep identical in the library, and the calls that would reach the supervisor.
+//! The catalogue ([`fdtable_syscalls`]) says what calls do; this module says what the
+//! supervisor does not allow.
+
+use fdtable_syscalls::{self as cat, Effect, Later, Syscall, consts};
+
+/// A refusal: the errno returned and the note printed (once per distinct text).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    /// The errno.
+    pub errno: i32,
+    /// Why, naming the call.
+    pub note: String,
+}
+
+fn refuse(errno: i32, name: &str, why: &str) -> Option<Refusal> {
+    let e = fdtable::Errno::new(errno).name().unwrap_or("?");
+    Some(Refusal {
+        errno,
+        note: format!("refused {name}: {why} ({e})"),
+    })
+}
+
+/// Calls without a table effect that still reach the supervisor: refused ones (`ptrace`,
+/// io_uring) and `pidfd_send_signal` (whose target is checked: a `/proc/<pid>` directory may
+/// name the supervisor).
+pub fn notified(s: &Syscall) -> bool {
+    matches!(s.effect, Effect::Trace | Effect::Async) || s.name == "pidfd_send_signal"
+}
+
+/// Whether call `s` with these arguments is refused, and how.
+pub fn refusal(nr: u64, s: Option<&Syscall>, args: &[u64; 6]) -> Option<Refusal> {
+    let Some(s) = s else {
+        return refuse(
+            libc::ENOSYS,
+            &format!("syscall {nr}"),
+            "unknown to the supervisor, it may take or create descriptors",
+        );
+    };
+    match s.effect {
+        Effect::Trace => refuse(
+            libc::EPERM,
+            s.name,
+            "every process under fdtable run is already traced by the supervisor",
+        ),
+        Effect::Async => refuse(libc::ENOSYS, s.name, URING),
+        Effect::Create(c) if c.later == Later::Ring => refuse(libc::ENOSYS, s.name, URING),
+        Effect::Create(c)
+            if c.later == Later::ReadInstalls && consts::fanotify_read_installs(args[0]) =>
+        {
+            refuse(
+                libc::EPERM,
+                s.name,
+                "read() of a fanotify group that reports descriptors (not file handles, or with pidfds, or of a permission class) installs descriptors inside the kernel",
+            )
+        }
+        Effect::CreateIf(conds, _) if s.name == "seccomp" && cat::all_hold(conds, args) => refuse(
+            libc::ENOSYS,
+            s.name,
+            "a seccomp listener installs descriptors into other processes",
+        ),
+        Effect::Clone if args[0] & consts::CLONE_UNTRACED != 0 => refuse(
+            libc::EPERM,
+            "clone(CLONE_UNTRACED)",
+            "the child would not be traced by the supervisor",
+        ),
+        _ => None,
+    }
+}
+
+const URING: &str = "io_uring opens, accepts, receives and closes descriptors inside the kernel, asynchronously, with no system call the supervisor could see";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn r(name: &str, args: [u64; 6]) -> Option<i32> {
+        let s = cat::by_name(name).unwrap();
+        refusal(s.nr as u64, Some(s), &args).map(|r| r.errno)
+    }
+
+    #[test]
+    fn refusals() {
+        assert_eq!(r("ptrace", [0; 6]), Some(libc::EPERM));
+        assert_eq!(r("io_uring_setup", [8, 0, 0, 0, 0, 0]), Some(libc::ENOSYS));
+        assert_eq!(r("io_uring_enter", [3, 0, 0, 0, 0, 0]), Some(libc::ENOSYS));
+        // fanotify: descriptors in events refused, file handles allowed.
+        assert_eq!(r("fanotify_init", [0, 0, 0, 0, 0, 0]), Some(libc::EPERM));
+        assert_eq!(r("fanotify_init", [0x200, 0, 0, 0, 0, 0]), None);
+        assert_eq!(
+            r("fanotify_init", [0x280, 0, 0, 0, 0, 0]),
+            Some(libc::EPERM)
+        );
+        assert_eq!(r("seccomp", [1, 8, 0, 0, 0, 0]), Some(libc::ENOSYS));
+        assert_eq!(r("seccomp", [1, 0, 0, 0, 0, 0]), None);
+        assert_eq!(r("clone", [0x0080_0011, 0, 0, 0, 0, 0]), Some(libc::EPERM));
+        assert_eq!(r("clone", [0x1011, 0, 0, 0, 0, 0]), None);
+        assert_eq!(r("openat", [0; 6]), None);
+        assert_eq!(
+            refusal(500, None, &[0; 6]).map(|r| r.errno),
+            Some(libc::ENOSYS)
+        );
+        assert!(
+            refusal(500, None, &[0; 6])
+                .unwrap()
+                .note
+                .contains("refused syscall 500")
+        );
+        assert!(notified(cat::by_name("pidfd_send_signal").unwrap()));
+        assert!(!notified(cat::by_name("read").unwrap()));
+    }
+}

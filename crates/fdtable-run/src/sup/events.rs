@@ -1,0 +1,367 @@
+//! The ptrace thread: process events only (`PTRACE_O_TRACEFORK`, `TRACEVFORK`,
+//! `TRACECLONE`, `TRACEEXEC`, and `TRACEEXIT` for `--track-fds` and `--check-tables`; no
+//! syscall stops). The library's tables follow the processes through its own calls: `fork`
+//! or `share` at the clone event, with the child's id and while the child is stopped; `exec`
+//! at the exec event; the handle dropped when the task is reaped.
+
+use super::Shared;
+use super::table::{Expect, Table};
+use super::{Exit, Proc, State, Task, key_of};
+use crate::sys::{self, Status};
+use fdtable_syscalls::consts::{CLONE_FILES, CLONE_THREAD, CLONE_VFORK};
+use nix::sys::ptrace;
+use nix::unistd::Pid;
+
+/// The ptrace options: events only.
+pub fn options(exit_events: bool) -> ptrace::Options {
+    let mut o = ptrace::Options::PTRACE_O_TRACEFORK
+        | ptrace::Options::PTRACE_O_TRACEVFORK
+        | ptrace::Options::PTRACE_O_TRACECLONE
+        | ptrace::Options::PTRACE_O_TRACEEXEC
+        | ptrace::Options::PTRACE_O_EXITKILL;
+    if exit_events {
+        o |= ptrace::Options::PTRACE_O_TRACEEXIT;
+    }
+    o
+}
+
+/// Receives process events until no tracee is left.
+pub fn run(shared: &Shared) {
+    loop {
+        let st = match sys::wait(-1, 0) {
+            Ok(s) => s,
+            Err(_) => return,
+        };
+        let mut s = shared.lock_for_events();
+        s.dispatch(st);
+    }
+}
+
+impl State {
+    fn dispatch(&mut self, st: Status) {
+        match st {
+            Status::Event(tid, sig, ev) => {
+                self.stats.events += 1;
+                match ev {
+                    libc::PTRACE_EVENT_FORK
+                    | libc::PTRACE_EVENT_VFORK
+                    | libc::PTRACE_EVENT_CLONE => self.on_clone(tid, ev),
+                    libc::PTRACE_EVENT_EXEC => self.on_exec(tid),
+                    libc::PTRACE_EVENT_EXIT => self.on_exit_event(tid),
+                    libc::PTRACE_EVENT_STOP => self.on_stop(tid, sig),
+                    _ => {
+                        let _ = sys::resume(tid, 0);
+                    }
+                }
+            }
+            Status::Signal(tid, sig) => self.on_signal(tid, sig),
+            Status::Exited(tid, code) => self.on_gone(tid, Exit::Code(code)),
+            Status::Signaled(tid, sig) => self.on_gone(tid, Exit::Signal(sig)),
+        }
+    }
+
+    fn on_clone(&mut self, tid: i32, ev: i32) {
+        let pid = Pid::from_raw(tid);
+        let Ok(child) = ptrace::getevent(pid) else {
+            let _ = sys::resume(tid, 0);
+            return;
+        };
+        let child = child as i32;
+        // The flags: clone's first argument is a register; clone3's are in memory, so what
+        // they did is read from the kernel: whether the child shares the table, and its
+        // thread group.
+        let flags = match ptrace::getregs(pid) {
+            Ok(r) if r.orig_rax == libc::SYS_clone as u64 => r.rdi,
+            Ok(r) if r.orig_rax == libc::SYS_clone3 as u64 => {
+                let mut f = 0;
+                if sys::same_files(tid, child) == Some(true) {
+                    f |= CLONE_FILES;
+                }
+                let ptgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
+                if crate::procfs::tgid_of(child) == Some(ptgid) {
+                    f |= CLONE_THREAD;
+                }
+                f
+            }
+            _ if ev == libc::PTRACE_EVENT_VFORK => (libc::CLONE_VM as u64) | CLONE_VFORK,
+            _ => libc::SIGCHLD as u64,
+        };
+        let Some(parent) = self.tasks.get(&tid) else {
+            let _ = sys::resume(tid, 0);
+            return;
+        };
+        // clone(CLONE_PIDFD) and clone3 installed a pidfd after the child's copy was taken:
+        // settle them after the copy; any other previous call before.
+        let pidfd = matches!(
+            parent.inflight.as_ref().map(|f| f.settle),
+            Some(super::settle::Settle::ClonePidfd | super::settle::Settle::Clone3)
+        );
+        if !pidfd {
+            self.task_back(tid);
+            self.fresh(tid);
+        }
+        let Some(parent) = self.tasks.get_mut(&tid) else {
+            let _ = sys::resume(tid, 0);
+            return;
+        };
+        let key = key_of(&parent.files);
+        let tgid = if flags & CLONE_THREAD != 0 {
+            parent.tgid
+        } else {
+            child
+        };
+        let ptgid = parent.tgid;
+        // A table only the parent uses, with nothing in flight but a CLONE_PIDFD reservation
+        // (which the kernel, as the library, leaves out of the copy), is copied exactly.
+        let busy = self.tables.get(&key).is_some_and(|t| {
+            t.members > 1 || (!pidfd && (t.inflight > 0 || !t.uncertain.is_empty()))
+        });
+        let files = if flags & CLONE_FILES != 0 {
+            let f = parent.files.share();
+            self.tables.entry(key).or_default().members += 1;
+            f
+        } else {
+            match parent.files.fork() {
+                Ok(f) => f,
+                Err(e) => {
+                    // The kernel made the copy; the library could not. Nothing sound is left
+                    // for this child.
+                    let _ = sys::kill(child, libc::SIGKILL);
+                    self.note(format!(
+                        "process {child}: the library could not copy its table ({e}); killed"
+                    ));
+                    let _ = sys::resume(tid, 0);
+                    return;
+                }
+            }
+        };
+        let new_table = flags & CLONE_FILES == 0;
+        if new_table {
+            self.tables.insert(key_of(&files), Table::new());
+        }
+        if tgid != ptgid {
+            let (nofile, dumpable) = self
+                .procs
+                .get(&ptgid)
+                .map_or(((1024, 1024), true), |p| (p.nofile, p.dumpable));
+            self.procs.insert(
+                tgid,
+                Proc {
+                    nofile,
+                    rlimit_pending: 0,
+                    dumpable,
+                    reported: false,
+                },
+            );
+        }
+        self.tasks.insert(
+            child,
+            Task {
+                tid: child,
+                tgid,
+                files,
+                inflight: None,
+                touched: Vec::new(),
+                started: false,
+                raw: false,
+                exiting: false,
+            },
+        );
+        self.stats.tasks += 1;
+        if new_table && busy {
+            // Other tasks may have changed the parent's table while the kernel copied it:
+            // the child's copy is read from the kernel (the child is stopped).
+            self.rebuild(child);
+        }
+        if pidfd {
+            self.settle_call(tid, true);
+        }
+        if self.early.remove(&child)
+            && let Some(c) = self.tasks.get_mut(&child)
+        {
+            c.started = true;
+            let _ = sys::resume(child, 0);
+        }
+        let _ = sys::resume(tid, 0);
+    }
+
+    fn on_exec(&mut self, tid: i32) {
+        let former = ptrace::getevent(Pid::from_raw(tid)).map_or(tid, |v| v as i32);
+        if former != tid {
+            // A thread other than the leader executed: it takes the leader's id.
+            if let Some(old) = self.tasks.remove(&tid) {
+                let k = key_of(&old.files);
+                drop(old);
+                self.leave(k, tid);
+            }
+            if let Some(mut t) = self.tasks.remove(&former) {
+                t.tid = tid;
+                self.tasks.insert(tid, t);
+            }
+        }
+        self.task_back(tid);
+        let Some(task) = self.tasks.get(&tid) else {
+            let _ = sys::resume(tid, 0);
+            return;
+        };
+        let tgid = task.tgid;
+        // de_thread: every other thread of the process is gone; their handles go first, so
+        // that a table only they shared is not copied.
+        let others: Vec<i32> = self
+            .tasks
+            .values()
+            .filter(|t| t.tid != tid && t.tgid == tgid)
+            .map(|t| t.tid)
+            .collect();
+        for t in others {
+            if let Some(mut old) = self.tasks.remove(&t) {
+                let k = key_of(&old.files);
+                let f = old.inflight.take();
+                drop(old);
+                self.drop_in_flight(k, f);
+                self.leave(k, t);
+            }
+        }
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            let _ = sys::resume(tid, 0);
+            return;
+        };
+        if std::mem::replace(&mut task.raw, false) {
+            // The program's first exec: its table is what it inherited.
+            if let Some(p) = self.procs.get_mut(&tgid)
+                && let Some(l) = sys::nofile_of(tgid)
+            {
+                p.nofile = l;
+            }
+            self.rebuild(tid);
+            self.inherited(tid);
+            let _ = sys::resume(tid, 0);
+            return;
+        }
+        let key = key_of(&task.files);
+        let busy = self
+            .tables
+            .get(&key)
+            .is_some_and(|t| t.members > 1 || t.inflight > 0 || !t.uncertain.is_empty() || t.stale);
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let old_key = key_of(&task.files);
+        if let Err(e) = task.files.exec() {
+            self.note(format!("process {tid}: exec in the library failed: {e}"));
+        }
+        let new_key = self.key(tid).unwrap_or(old_key);
+        if new_key != old_key {
+            // The library unshared (another process still uses the old table).
+            self.leave(old_key, tid);
+            self.tables.insert(new_key, Table::new());
+        }
+        if busy {
+            self.rebuild(tid);
+        } else {
+            // A binfmt_misc interpreter with the open-binary flag gets the program's
+            // descriptor at the lowest free number.
+            let end = self.nofile(tid).max(1);
+            if let Some(task) = self.tasks.get(&tid)
+                && let Ok(n) = task.files.alloc_fd(0, end, 0)
+            {
+                if self.probe(tid, n) == Some(true) {
+                    self.adopt(tid, n, Expect::default(), true);
+                } else if let Some(task) = self.tasks.get(&tid) {
+                    task.files.put_unused_fd(n);
+                }
+            }
+        }
+        if self.cfg.check_tables {
+            self.check_task(tid, true);
+        }
+        let _ = sys::resume(tid, 0);
+    }
+
+    fn on_exit_event(&mut self, tid: i32) {
+        self.task_back(tid);
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            task.exiting = true;
+            let tgid = task.tgid;
+            let last = self.tasks.values().all(|t| t.tgid != tgid || t.exiting)
+                && self
+                    .procs
+                    .get_mut(&tgid)
+                    .is_some_and(|p| !std::mem::replace(&mut p.reported, true));
+            if last {
+                if self.cfg.check_tables {
+                    self.check_task(tid, true);
+                }
+                if self.cfg.track_fds {
+                    self.report_fds(tid, true);
+                }
+            }
+        }
+        let _ = sys::resume(tid, 0);
+    }
+
+    fn on_gone(&mut self, tid: i32, _how: Exit) {
+        self.early.remove(&tid);
+        let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
+            return;
+        };
+        let last = !self.tasks.values().any(|t| t.tgid == tgid && t.tid != tid);
+        if last
+            && self.cfg.track_fds
+            && self
+                .procs
+                .get_mut(&tgid)
+                .is_some_and(|p| !std::mem::replace(&mut p.reported, true))
+        {
+            // Killed without an exit stop: report from the library's table alone.
+            self.report_fds(tid, false);
+        }
+        let Some(mut task) = self.tasks.remove(&tid) else {
+            return;
+        };
+        let key = key_of(&task.files);
+        let f = task.inflight.take();
+        drop(task);
+        if last {
+            self.procs.remove(&tgid);
+        }
+        self.drop_in_flight(key, f);
+        self.leave(key, tid);
+    }
+
+    fn on_stop(&mut self, tid: i32, sig: i32) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            // A new task's first stop, before its creator's event.
+            self.early.insert(tid);
+            return;
+        };
+        if !task.started {
+            task.started = true;
+            let _ = sys::resume(tid, 0);
+            return;
+        }
+        if matches!(
+            sig,
+            libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+        ) {
+            // Group-stop: stay stopped, but hear about SIGCONT.
+            let _ = sys::ptrace_listen(tid);
+        } else {
+            let _ = sys::resume(tid, 0);
+        }
+    }
+
+    fn on_signal(&mut self, tid: i32, sig: i32) {
+        self.stats.signals += 1;
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            self.early.insert(tid);
+            return;
+        };
+        if !task.started {
+            task.started = true;
+            let _ = sys::resume(tid, 0);
+            return;
+        }
+        let _ = sys::resume(tid, sig);
+    }
+}

@@ -1,0 +1,423 @@
+//! The supervisor: the library's tables of every traced task, kept identical to the
+//! kernel's.
+//!
+//! Two threads share one [`State`] under a mutex: the notification thread blocks in
+//! `SECCOMP_IOCTL_NOTIF_RECV` and answers each notification ([`State::on_notification`],
+//! then [`crate::calls`]); the ptrace thread (the one that attached, as ptrace requires)
+//! receives process events ([`events`]). What a `CONTINUE`d call did is settled later from
+//! the kernel's table ([`settle`]); `--check-tables` compares ([`check`]); `--track-fds`
+//! reports ([`track`]).
+
+pub mod check;
+pub mod events;
+pub mod settle;
+pub mod table;
+pub mod track;
+
+use crate::sys;
+use fdtable::{FileLike, Files};
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use table::Table;
+
+/// How the supervisor was configured.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// Report the descriptors each process still holds when it exits.
+    pub track_fds: bool,
+    /// Compare the library's tables with the kernel's (slow; for tests).
+    pub check_tables: bool,
+    /// The supervisor keeps `prctl(PR_SET_DUMPABLE)` for the program (it lacks
+    /// `CAP_SYS_PTRACE`).
+    pub emulate_dumpable: bool,
+}
+
+/// How a process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// `exit(code)`.
+    Code(i32),
+    /// Killed by this signal.
+    Signal(i32),
+}
+
+/// Counters, for `--stats` and the benchmark.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Notifications received.
+    pub notifications: u64,
+    /// Calls let run (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`).
+    pub continued: u64,
+    /// Calls answered by the supervisor (the library's result or errno).
+    pub answered: u64,
+    /// Calls refused.
+    pub refused: u64,
+    /// `kcmp` probes of a kernel table.
+    pub probes: u64,
+    /// `fdinfo` reads (close-on-exec bits the supervisor could not know).
+    pub fdinfo: u64,
+    /// Listings of a kernel table (`/proc/<pid>/fd`).
+    pub listings: u64,
+    /// Descriptors adopted from the kernel's table after concurrent calls.
+    pub adopted: u64,
+    /// The most uncertain numbers one table had at once.
+    pub uncertain_max: u64,
+    /// Processes and threads traced.
+    pub tasks: u64,
+    /// ptrace event stops.
+    pub events: u64,
+    /// Signal-delivery stops.
+    pub signals: u64,
+    /// Comparisons of a table (`--check-tables`).
+    pub checks: u64,
+    /// Differences found between a kernel table and the library's (`--check-tables`).
+    pub table_mismatches: u64,
+}
+
+/// An open file description, as the library's table refers to it. The kernel holds the real
+/// one; this records what the supervisor learns about it.
+#[derive(Debug, Default)]
+pub struct Desc {
+    /// Whether it is an `AF_UNIX` socket (whose messages may carry descriptors), asked once.
+    pub unix: OnceLock<bool>,
+    /// Whether it is an `O_PATH` descriptor (which `ioctl` does not accept), when known.
+    pub opath: OnceLock<bool>,
+}
+
+impl FileLike for Desc {}
+
+impl Desc {
+    /// A description whose `O_PATH`-ness is `opath`, if known.
+    pub fn new(opath: Option<bool>) -> Desc {
+        let d = Desc::default();
+        if let Some(o) = opath {
+            let _ = d.opath.set(o);
+        }
+        d
+    }
+}
+
+/// A descriptor table of the library: the payload of each number is its creating call
+/// (an index into [`track::Origins`], 0 when not tracked).
+pub type Fdt = Files<Desc, u32>;
+
+/// The key of a table: its identity in the library.
+pub type TableKey = usize;
+
+/// The key of `files`' table.
+pub fn key_of(files: &Fdt) -> TableKey {
+    files.table_id().as_ptr() as usize
+}
+
+/// One traced task.
+pub struct Task {
+    /// Its id.
+    pub tid: i32,
+    /// Its thread group.
+    pub tgid: i32,
+    /// Its descriptor table (a handle; tasks sharing a table each hold one from `share`).
+    pub files: Fdt,
+    /// The `CONTINUE`d call whose effect is not settled yet.
+    pub inflight: Option<settle::InFlight>,
+    /// Numbers the last decided call changed (checked at the task's next stop).
+    pub touched: Vec<u32>,
+    /// Its first stop has been seen.
+    pub started: bool,
+    /// Before the program's first exec: calls pass unseen.
+    pub raw: bool,
+    /// Stopped at its exit event.
+    pub exiting: bool,
+}
+
+/// A thread group.
+#[derive(Debug)]
+pub struct Proc {
+    /// RLIMIT_NOFILE (soft, hard), as the kernel has it.
+    pub nofile: (u64, u64),
+    /// `setrlimit`/`prlimit64` of RLIMIT_NOFILE in flight: the limit is read from the kernel
+    /// until they settle.
+    pub rlimit_pending: u32,
+    /// `PR_SET_DUMPABLE` as the program set it (kept by a supervisor without
+    /// `CAP_SYS_PTRACE`).
+    pub dumpable: bool,
+    /// `--track-fds` report printed.
+    pub reported: bool,
+}
+
+/// The supervisor's state.
+pub struct State {
+    /// Configuration.
+    pub cfg: Config,
+    /// Every traced task.
+    pub tasks: HashMap<i32, Task>,
+    /// What is kept beside each table of the library.
+    pub tables: HashMap<TableKey, Table>,
+    /// Thread groups, by id.
+    pub procs: HashMap<i32, Proc>,
+    /// New tasks whose first stop came before their creator's event.
+    pub early: HashSet<i32>,
+    /// The program's first process.
+    pub root: i32,
+    /// Processes that are not the program's: the supervisor's process and threads, and the
+    /// waiter (`kill(-1, sig)` leaves them out).
+    pub outside: Vec<i32>,
+    /// Notes already printed (each once per run).
+    notes: HashSet<String>,
+    /// Counters.
+    pub stats: Stats,
+    /// The creating calls of descriptors, for `--track-fds`.
+    pub origins: track::Origins,
+    /// A shared table has many uncertain numbers: receive queued notifications together.
+    pub drain: bool,
+}
+
+impl State {
+    /// The state for the program's first process `root` (its table is read at its exec).
+    pub fn new(cfg: Config, root: i32, outside: Vec<i32>) -> State {
+        let mut s = State {
+            cfg,
+            tasks: HashMap::new(),
+            tables: HashMap::new(),
+            procs: HashMap::new(),
+            early: HashSet::new(),
+            root,
+            outside,
+            notes: HashSet::new(),
+            stats: Stats {
+                tasks: 1,
+                ..Stats::default()
+            },
+            origins: track::Origins::default(),
+            drain: false,
+        };
+        let files = Fdt::new();
+        s.tables.insert(key_of(&files), Table::new());
+        s.procs.insert(
+            root,
+            Proc {
+                nofile: sys::nofile_of(root).unwrap_or((1024, 1024)),
+                rlimit_pending: 0,
+                dumpable: true,
+                reported: false,
+            },
+        );
+        s.tasks.insert(
+            root,
+            Task {
+                tid: root,
+                tgid: root,
+                files,
+                inflight: None,
+                touched: Vec::new(),
+                started: true,
+                raw: true,
+                exiting: false,
+            },
+        );
+        s
+    }
+
+    /// Prints a note on stderr, once per distinct text.
+    pub fn note(&mut self, text: String) {
+        if self.notes.insert(text.clone()) {
+            let _ = writeln!(std::io::stderr(), "fdtable run: {text}");
+        }
+    }
+
+    /// The key of `tid`'s table.
+    pub fn key(&self, tid: i32) -> Option<TableKey> {
+        self.tasks.get(&tid).map(|t| key_of(&t.files))
+    }
+
+    /// `tid`'s table record.
+    pub fn table(&mut self, tid: i32) -> Option<&mut Table> {
+        let k = self.key(tid)?;
+        self.tables.get_mut(&k)
+    }
+
+    /// Whether `tid`'s table is used by other tasks too.
+    pub fn shared(&self, tid: i32) -> bool {
+        self.key(tid)
+            .and_then(|k| self.tables.get(&k))
+            .is_some_and(|t| t.members > 1)
+    }
+
+    /// `tid`'s RLIMIT_NOFILE soft limit, as the kernel has it now.
+    pub fn nofile(&mut self, tid: i32) -> u64 {
+        let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
+            return 0;
+        };
+        let Some(p) = self.procs.get_mut(&tgid) else {
+            return 0;
+        };
+        if p.rlimit_pending > 0
+            && let Some(l) = sys::nofile_of(tgid)
+        {
+            p.nofile = l;
+        }
+        p.nofile.0
+    }
+}
+
+/// Uncertain numbers in one table above which queued notifications are received together.
+const DRAIN_ABOVE: usize = 32;
+
+/// The answer to a notification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// Let the call run (`SECCOMP_USER_NOTIF_FLAG_CONTINUE`).
+    Continue,
+    /// The call returns this value without running.
+    Value(i64),
+    /// The call fails with this errno without running.
+    Errno(i32),
+}
+
+/// The state both threads share: behind a mutex the notification thread, which takes it
+/// for every call, hands over to the ptrace thread when that one waits (a plain mutex lets
+/// the thread that just released it take it again, and process events would wait behind a
+/// stream of notifications).
+pub struct Shared {
+    state: Mutex<State>,
+    events_waiting: AtomicBool,
+}
+
+impl Shared {
+    /// The shared `state`.
+    pub fn new(state: State) -> Shared {
+        Shared {
+            state: Mutex::new(state),
+            events_waiting: AtomicBool::new(false),
+        }
+    }
+
+    /// The state, for anything.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The state, for the ptrace thread: announces that it waits.
+    pub fn lock_for_events(&self) -> MutexGuard<'_, State> {
+        // ORDERING: Release pairs with the Acquire load in `lock_for_notification`: the
+        // notification thread sees the announcement before it takes the lock again.
+        self.events_waiting.store(true, Ordering::Release);
+        let g = self.lock();
+        // ORDERING: Release pairs with the same Acquire load: the notification thread stops
+        // yielding once the ptrace thread holds the lock.
+        self.events_waiting.store(false, Ordering::Release);
+        g
+    }
+
+    /// The state, for the notification thread: first lets a waiting ptrace thread in.
+    pub fn lock_for_notification(&self) -> MutexGuard<'_, State> {
+        // ORDERING: Acquire pairs with the Release stores of `lock_for_events`.
+        while self.events_waiting.load(Ordering::Acquire) {
+            sys::yield_now();
+        }
+        self.lock()
+    }
+}
+
+/// The notification thread: receives each notification, decides it under the state's lock,
+/// and answers it.
+///
+/// While a shared table has many uncertain numbers, the notifications already queued are
+/// received together before any is decided: a task waiting in the queue has finished its
+/// previous call, so counting it back lets the table reach quiescence (and release its
+/// uncertain numbers) even under a stream of concurrent calls.
+pub fn notifications(shared: &Shared, listener: OwnedFd) {
+    let l = listener.as_raw_fd();
+    let mut drain = false;
+    let mut batch: Vec<sys::Notif> = Vec::new();
+    let mut replies: Vec<Reply> = Vec::new();
+    loop {
+        batch.clear();
+        match sys::notif_recv(l) {
+            Ok(n) => batch.push(n),
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::ENOENT)) => continue,
+            Err(_) => return,
+        }
+        if drain {
+            while sys::readable(l) {
+                match sys::notif_recv(l) {
+                    Ok(n) => batch.push(n),
+                    Err(_) => break,
+                }
+            }
+        }
+        replies.clear();
+        {
+            let mut st = shared.lock_for_notification();
+            if batch.len() > 1 {
+                for n in &batch {
+                    st.arrived(n.pid as i32);
+                }
+            }
+            for n in &batch {
+                replies.push(st.on_notification(n));
+            }
+            drain = st.drain;
+        }
+        for (n, reply) in batch.iter().zip(&replies) {
+            let (val, err, flags) = match *reply {
+                Reply::Continue => (0, 0, sys::SECCOMP_USER_NOTIF_FLAG_CONTINUE),
+                Reply::Value(v) => (v, 0, 0),
+                Reply::Errno(e) => (0, -e, 0),
+            };
+            if sys::notif_send(l, n.id, val, err, flags).is_err() {
+                // The task was killed while it waited: its call never ran.
+                shared.lock().lost(n.pid as i32);
+            }
+        }
+    }
+}
+
+impl State {
+    /// `tid`'s notification is in the queue: its previous call has finished.
+    pub fn arrived(&mut self, tid: i32) {
+        if self.tasks.get(&tid).is_some_and(|t| !t.raw) {
+            self.task_back(tid);
+        }
+    }
+
+    /// Handles one notification: settles what the task's previous call did, checks, and
+    /// decides this call.
+    pub fn on_notification(&mut self, n: &sys::Notif) -> Reply {
+        self.stats.notifications += 1;
+        let tid = n.pid as i32;
+        let nr = n.data.nr as u32 as u64;
+        let args = n.data.args;
+        let Some(task) = self.tasks.get(&tid) else {
+            // Every task the program creates is stopped until its creator's event is seen,
+            // so this is a task that escaped the supervisor's sight: nothing it asks for can
+            // be kept identical.
+            self.note(format!(
+                "task {tid} is unknown to the supervisor; its calls are refused"
+            ));
+            self.stats.refused += 1;
+            return Reply::Errno(libc::ENOSYS);
+        };
+        if task.raw {
+            // The first process before it executes the program.
+            self.stats.continued += 1;
+            return Reply::Continue;
+        }
+        self.task_back(tid);
+        self.fresh(tid);
+        if self.cfg.check_tables {
+            self.check_task(tid, false);
+        }
+        let r = crate::calls::decide(self, tid, nr, &args);
+        self.drain = self
+            .table(tid)
+            .is_some_and(|t| t.uncertain.len() > DRAIN_ABOVE);
+        match r {
+            Reply::Continue => self.stats.continued += 1,
+            _ => self.stats.answered += 1,
+        }
+        r
+    }
+}

@@ -1,0 +1,576 @@
+//! Settling what `CONTINUE`d calls did, from the kernel's table (never from the program's
+//! memory): a task's next notification or ptrace event proves its previous call finished;
+//! `kcmp` says whether a number is installed; `fdinfo` gives close-on-exec bits; a listing of
+//! `/proc/<pid>/fd` gives a whole table when its copy was taken while others changed it.
+
+use super::table::Expect;
+use super::{Desc, Fdt, State, TableKey, key_of};
+use crate::{procfs, sys};
+use fdtable::{FdState, FileRef};
+use fdtable_syscalls::consts::{O_CLOEXEC, O_PATH};
+
+/// A `CONTINUE`d call whose task has not come back yet.
+#[derive(Debug)]
+pub struct InFlight {
+    /// What settling it takes beyond the table's uncertain numbers.
+    pub settle: Settle,
+    /// The numbers it may change (left out of `--check-tables` until it settles; their
+    /// `pending` mark is cleared when it does).
+    pub touched: Vec<u32>,
+}
+
+/// What settling a call takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settle {
+    /// Its numbers are in the table's uncertain set (creations, and on shared tables closes
+    /// and dup targets), or it has nothing to settle (close-on-exec changes).
+    Numbers,
+    /// Descriptors installed at the lowest free numbers, how many only the call knew
+    /// (`recvmsg` on a Unix socket, an unknown `ioctl`).
+    Unbounded {
+        /// Their close-on-exec bit, if the call's flags say (else read from `fdinfo`).
+        cloexec: Option<bool>,
+        /// The call (`--track-fds`).
+        origin: u32,
+    },
+    /// RLIMIT_NOFILE of process `pid` changed.
+    Rlimit {
+        /// The process.
+        pid: i32,
+    },
+    /// `UFFDIO_API` on this descriptor: the features the kernel enabled are checked.
+    UffdApi {
+        /// The userfaultfd.
+        fd: u32,
+    },
+    /// `clone(CLONE_PIDFD)`: settled at the clone event, after the child's copy was taken.
+    ClonePidfd,
+    /// `clone3`: its flags were read from memory, as a hint only. Settled at the clone event,
+    /// after the child's copy was taken (a pidfd nobody announced is found by probing); if
+    /// the call returns without an event, a task it made untraced is looked for.
+    Clone3,
+    /// `pidfd_send_signal` on a descriptor the supervisor checked: its number must not change
+    /// until the call is over.
+    Pinned {
+        /// The descriptor.
+        fd: u32,
+    },
+    /// `unshare(CLONE_FILES)` or `close_range(CLOSE_RANGE_UNSHARE)` on a shared table: if the
+    /// kernel gave the task its own copy (the call can fail), the library does too and reads
+    /// it from the kernel.
+    Unshare,
+}
+
+impl State {
+    /// Probes whether `n` is installed in `tid`'s kernel table.
+    pub fn probe(&mut self, tid: i32, n: u32) -> Option<bool> {
+        self.stats.probes += 1;
+        sys::installed(tid, n)
+    }
+
+    /// The open flags of `tid`'s descriptor `n` (with `O_CLOEXEC` for its close-on-exec bit).
+    pub fn kernel_flags(&mut self, tid: i32, n: u32) -> Option<u64> {
+        self.stats.fdinfo += 1;
+        procfs::fd_flags(tid, n)
+    }
+
+    /// `tid` made a new call or stopped at an event: its previous call has finished; settle it.
+    pub fn task_back(&mut self, tid: i32) {
+        self.settle_call(tid, false)
+    }
+
+    /// Settles `tid`'s call in flight; `clone_event`: the call is the clone whose event this
+    /// is (so the child it made is traced).
+    pub fn settle_call(&mut self, tid: i32, clone_event: bool) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let Some(f) = task.inflight.take() else {
+            return;
+        };
+        let key = key_of(&task.files);
+        let single = {
+            let t = self.tables.entry(key).or_default();
+            t.inflight = t.inflight.saturating_sub(1);
+            for n in &f.touched {
+                if let Some(e) = t.uncertain.get_mut(n) {
+                    e.pending.retain(|&p| p != tid);
+                }
+                unbusy(t, *n);
+            }
+            t.members <= 1
+        };
+        match f.settle {
+            Settle::Unbounded { cloexec, origin } if single => {
+                self.probe_upward(tid, cloexec, origin)
+            }
+            Settle::Rlimit { pid } => {
+                if let Some(p) = self.procs.get_mut(&pid) {
+                    p.rlimit_pending = p.rlimit_pending.saturating_sub(1);
+                    if let Some(l) = sys::nofile_of(pid) {
+                        p.nofile = l;
+                    }
+                }
+            }
+            Settle::UffdApi { fd } => self.check_uffd(tid, fd),
+            Settle::Clone3 => {
+                if !clone_event {
+                    self.untraced(tid);
+                }
+                if single {
+                    self.probe_upward(tid, Some(true), 0);
+                }
+            }
+            Settle::Unshare => {
+                let peer = self
+                    .tasks
+                    .values()
+                    .find(|t| t.tid != tid && key_of(&t.files) == key)
+                    .map(|t| t.tid);
+                let alone = peer.is_none_or(|p| sys::same_files(tid, p) == Some(false));
+                if alone
+                    && let Some(task) = self.tasks.get_mut(&tid)
+                    && task.files.unshare().is_ok()
+                {
+                    let new = key_of(&task.files);
+                    self.tables.insert(new, super::table::Table::new());
+                    self.leave(key, tid);
+                    // The copy was taken while other tasks changed the table.
+                    self.rebuild(tid);
+                    return;
+                }
+            }
+            _ => {}
+        }
+        self.quiesce(key, tid);
+    }
+
+    /// When nothing of table `key` is in flight, probes every uncertain number and makes the
+    /// library's table equal the kernel's; `tid` is a task using the table.
+    pub fn quiesce(&mut self, key: TableKey, tid: i32) {
+        let Some(t) = self.tables.get_mut(&key) else {
+            return;
+        };
+        if t.inflight > 0 || (t.uncertain.is_empty() && !t.unbounded) {
+            return;
+        }
+        if std::mem::replace(&mut t.unbounded, false) {
+            // An unknown number of descriptors were installed somewhere: read the table.
+            self.reconcile(tid);
+        }
+        let Some(t) = self.tables.get_mut(&key) else {
+            return;
+        };
+        let contended = std::mem::replace(&mut t.contended, false);
+        let uncertain = std::mem::take(&mut t.uncertain);
+        for (n, e) in uncertain {
+            match self.probe(tid, n) {
+                Some(true) => self.adopt(tid, n, e, contended),
+                Some(false) => {
+                    if let Some(task) = self.tasks.get(&tid) {
+                        task.files.put_unused_fd(n);
+                    }
+                }
+                // The task is gone; its table goes with it (or another task settles it).
+                None => {
+                    if let Some(t) = self.tables.get_mut(&key) {
+                        t.uncertain.insert(n, e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Installs, at `tid`'s reserved number `n`, what the kernel shows there.
+    pub fn adopt(&mut self, tid: i32, n: u32, e: Expect, contended: bool) {
+        let mut cloexec = e.cloexec;
+        let mut opath = e.opath;
+        if contended || cloexec.is_none() {
+            if let Some(f) = self.kernel_flags(tid, n) {
+                cloexec = Some(f & O_CLOEXEC != 0);
+                opath = Some(f & O_PATH != 0);
+            }
+            if contended {
+                self.stats.adopted += 1;
+            }
+        }
+        let Some(task) = self.tasks.get(&tid) else {
+            return;
+        };
+        let file = e.file.unwrap_or_else(|| FileRef::new(Desc::new(opath)));
+        if task.files.fd_install(n, file).is_ok() {
+            let _ = task.files.set_close_on_exec(n, cloexec.unwrap_or(false));
+            let _ = task.files.set_fd_payload(n, e.origin);
+        }
+    }
+
+    /// A call that installs an unknown number of descriptors finished on a table only its
+    /// task uses: they took the lowest free numbers, so probe upward until one is free.
+    fn probe_upward(&mut self, tid: i32, cloexec: Option<bool>, origin: u32) {
+        let end = self.nofile(tid).max(1);
+        let mut from = 0;
+        loop {
+            let Some(task) = self.tasks.get(&tid) else {
+                return;
+            };
+            let Ok(n) = task.files.alloc_fd(from, end, 0) else {
+                return;
+            };
+            match self.probe(tid, n) {
+                Some(true) => {
+                    let e = Expect {
+                        cloexec,
+                        origin,
+                        ..Expect::default()
+                    };
+                    self.adopt(tid, n, e, false);
+                    from = n + 1;
+                }
+                _ => {
+                    if let Some(task) = self.tasks.get(&tid) {
+                        task.files.put_unused_fd(n);
+                    }
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Reserves the lowest number >= `from` (below the limit) `count` times in `tid`'s table
+    /// and makes them uncertain, expecting `e`; `None` (and nothing reserved) if the library
+    /// has no room: the kernel then answers EMFILE, after its own earlier checks, or, on a
+    /// shared table, takes one of the uncertain numbers.
+    pub fn reserve(&mut self, tid: i32, from: u32, count: usize, e: &Expect) -> Option<Vec<u32>> {
+        let nofile = self.nofile(tid);
+        let task = self.tasks.get(&tid)?;
+        let mut got = Vec::with_capacity(count);
+        for _ in 0..count {
+            match task.files.alloc_fd(from, nofile, 0) {
+                Ok(n) => got.push(n),
+                Err(_) => {
+                    for &n in &got {
+                        task.files.put_unused_fd(n);
+                    }
+                    return None;
+                }
+            }
+        }
+        let key = key_of(&task.files);
+        let t = self.tables.entry(key).or_default();
+        if t.inflight > 0 {
+            t.contended = true;
+        }
+        for &n in &got {
+            t.uncertain.insert(n, e.clone());
+        }
+        let len = t.uncertain.len() as u64;
+        self.stats.uncertain_max = self.stats.uncertain_max.max(len);
+        Some(got)
+    }
+
+    /// On a shared table: the call in flight of `tid` changes number `n` (a close, a dup's
+    /// target); the library holds it reserved until the kernel's table says what is there.
+    /// Returns the file that was installed at `n`.
+    pub fn make_uncertain(&mut self, tid: i32, n: u32, mut e: Expect) -> Option<FileRef<Desc>> {
+        let task = self.tasks.get_mut(&tid)?;
+        let old = task.files.file_close_fd(n).ok();
+        if task.files.alloc_fd(n, n as u64 + 1, 0).is_err() {
+            return old;
+        }
+        e.pending.push(tid);
+        let key = key_of(&task.files);
+        let t = self.tables.entry(key).or_default();
+        t.uncertain.insert(n, e);
+        let len = t.uncertain.len() as u64;
+        self.stats.uncertain_max = self.stats.uncertain_max.max(len);
+        old
+    }
+
+    /// What number `n` of `tid`'s table is, after probing it if the library does not know.
+    pub fn resolve(&mut self, tid: i32, n: u32) -> Known {
+        let Some(task) = self.tasks.get(&tid) else {
+            return Known::Free;
+        };
+        let key = key_of(&task.files);
+        match task.files.fd_state(n) {
+            FdState::Installed { .. } => Known::Installed,
+            FdState::Reserved => {
+                let pending = self
+                    .tables
+                    .get(&key)
+                    .and_then(|t| t.uncertain.get(&n))
+                    .map(|e| e.pending.iter().any(|&p| p != tid));
+                match pending {
+                    // Another thread's close or dup of it may not have run yet.
+                    Some(true) => Known::Unsure,
+                    Some(false) => match self.probe(tid, n) {
+                        Some(true) => {
+                            let e = self
+                                .tables
+                                .get_mut(&key)
+                                .and_then(|t| t.uncertain.remove(&n))
+                                .unwrap_or_default();
+                            let contended = self.tables.get(&key).is_some_and(|t| t.contended);
+                            self.adopt(tid, n, e, contended);
+                            Known::Installed
+                        }
+                        // Free, or reserved by a call in flight: EBADF either way.
+                        _ => Known::Reserved,
+                    },
+                    None => Known::Reserved,
+                }
+            }
+            FdState::Free => {
+                if !self.tables.get(&key).is_some_and(|t| t.unbounded) {
+                    return Known::Free;
+                }
+                // A call in flight may have installed any free number.
+                match self.probe(tid, n) {
+                    Some(true) => {
+                        let Some(task) = self.tasks.get(&tid) else {
+                            return Known::Free;
+                        };
+                        if task.files.alloc_fd(n, n as u64 + 1, 0).is_err() {
+                            return Known::Unsure;
+                        }
+                        self.adopt(tid, n, Expect::default(), true);
+                        Known::Installed
+                    }
+                    _ => Known::Free,
+                }
+            }
+        }
+    }
+
+    /// Rebuilds `tid`'s table from the kernel's if it is stale.
+    pub fn fresh(&mut self, tid: i32) {
+        if self.table(tid).is_some_and(|t| t.stale) {
+            self.rebuild(tid);
+        }
+    }
+
+    /// Makes `tid`'s library table equal its kernel table, read from /proc: for a table only
+    /// `tid` uses (a fork's child, a process after exec or unshare), whose copy was taken
+    /// while other tasks changed the original. Descriptions still at the same number keep
+    /// their identity.
+    pub fn rebuild(&mut self, tid: i32) {
+        self.stats.listings += 1;
+        let Some(list) = procfs::list_fds(tid) else {
+            return;
+        };
+        let mut flags = Vec::with_capacity(list.len());
+        for &n in &list {
+            flags.push(self.kernel_flags(tid, n).unwrap_or(0));
+        }
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let new = Fdt::new();
+        for (&n, &f) in list.iter().zip(&flags) {
+            let (file, payload) = match task.files.fd_state(n) {
+                FdState::Installed { .. } => {
+                    (task.files.fget(n), task.files.fd_payload(n).unwrap_or(0))
+                }
+                _ => (None, 0),
+            };
+            let file = file.unwrap_or_else(|| FileRef::new(Desc::new(Some(f & O_PATH != 0))));
+            if new.alloc_fd(n, n as u64 + 1, 0).is_ok() && new.fd_install(n, file).is_ok() {
+                let _ = new.set_close_on_exec(n, f & O_CLOEXEC != 0);
+                let _ = new.set_fd_payload(n, payload);
+            }
+        }
+        let old_key = key_of(&task.files);
+        let old = std::mem::replace(&mut task.files, new);
+        let new_key = key_of(&task.files);
+        drop(old);
+        self.leave(old_key, tid);
+        self.tables.insert(new_key, super::table::Table::new());
+    }
+
+    /// Reads `tid`'s shared table from the kernel after a call that installs an unknown number
+    /// of descriptors: every number the kernel shows that the library has free is adopted,
+    /// every installed one it lacks is dropped.
+    fn reconcile(&mut self, tid: i32) {
+        self.stats.listings += 1;
+        let Some(list) = procfs::list_fds(tid) else {
+            return;
+        };
+        let Some(task) = self.tasks.get(&tid) else {
+            return;
+        };
+        let have: Vec<u32> = task.files.iter().map(|o| o.fd).collect();
+        let mut adopt = Vec::new();
+        for &n in &list {
+            if task.files.fd_state(n) == FdState::Free
+                && task.files.alloc_fd(n, n as u64 + 1, 0).is_ok()
+            {
+                adopt.push(n);
+            }
+        }
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            for n in have {
+                if list.binary_search(&n).is_err() {
+                    let _ = task.files.file_close_fd(n);
+                }
+            }
+        }
+        for n in adopt {
+            self.adopt(tid, n, Expect::default(), true);
+        }
+    }
+
+    /// `tid` no longer uses table `key`.
+    pub fn leave(&mut self, key: TableKey, tid: i32) {
+        let Some(t) = self.tables.get_mut(&key) else {
+            return;
+        };
+        t.members = t.members.saturating_sub(1);
+        if t.members == 0 {
+            self.tables.remove(&key);
+            return;
+        }
+        // A task that stays settles what is left, once nothing is in flight.
+        let other = self
+            .tasks
+            .values()
+            .find(|x| x.tid != tid && key_of(&x.files) == key)
+            .map(|x| x.tid);
+        if let Some(o) = other {
+            self.quiesce(key, o);
+        }
+    }
+
+    /// The reply to `tid`'s notification could not be delivered (it was killed while it
+    /// waited): its call never ran.
+    pub fn lost(&mut self, tid: i32) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let Some(f) = task.inflight.take() else {
+            return;
+        };
+        let key = key_of(&task.files);
+        if let Some(t) = self.tables.get_mut(&key) {
+            t.inflight = t.inflight.saturating_sub(1);
+            for n in &f.touched {
+                if let Some(e) = t.uncertain.get_mut(n) {
+                    e.pending.retain(|&p| p != tid);
+                }
+                unbusy(t, *n);
+            }
+        }
+        // What the library decided for it stays uncertain until the table settles.
+        if self.shared(tid) {
+            for n in f.touched {
+                if let Some(task) = self.tasks.get(&tid)
+                    && let Some(file) = task.files.fget(n)
+                {
+                    let e = Expect {
+                        file: Some(file),
+                        ..Expect::default()
+                    };
+                    self.make_uncertain(tid, n, e);
+                    if let Some(t) = self.tables.get_mut(&key)
+                        && let Some(e) = t.uncertain.get_mut(&n)
+                    {
+                        e.pending.retain(|&p| p != tid);
+                    }
+                }
+            }
+        }
+        self.quiesce(key, tid);
+    }
+
+    /// Records `tid`'s call in flight.
+    pub fn in_flight(&mut self, tid: i32, settle: Settle, touched: Vec<u32>) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let key = key_of(&task.files);
+        task.touched.extend_from_slice(&touched);
+        let t = self.tables.entry(key).or_default();
+        t.inflight += 1;
+        for &n in &touched {
+            *t.busy.entry(n).or_default() += 1;
+        }
+        task.inflight = Some(InFlight { settle, touched });
+    }
+
+    /// A task with a call in flight is gone (or its table is): the call is over.
+    pub fn drop_in_flight(&mut self, key: TableKey, f: Option<InFlight>) {
+        let (Some(f), Some(t)) = (f, self.tables.get_mut(&key)) else {
+            return;
+        };
+        t.inflight = t.inflight.saturating_sub(1);
+        for n in f.touched {
+            unbusy(t, n);
+        }
+    }
+
+    /// After a `clone3` that returned without a clone event: a task its flags (changed by
+    /// another thread after the supervisor read them) made untraced is killed, with its
+    /// process.
+    fn untraced(&mut self, tid: i32) {
+        let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
+            return;
+        };
+        let mut stray = Vec::new();
+        for t in procfs::tasks_of(tgid) {
+            if !self.tasks.contains_key(&t) {
+                stray.push(tgid);
+            }
+            for c in procfs::children_of(tgid, t) {
+                if !self.tasks.contains_key(&c) && !self.early.contains(&c) {
+                    stray.push(c);
+                }
+            }
+        }
+        for p in stray {
+            self.note(format!(
+                "process {p} was created untraced (CLONE_UNTRACED set in clone3's arguments after the supervisor read them); killed"
+            ));
+            let _ = sys::kill(p, libc::SIGKILL);
+        }
+    }
+
+    /// After `UFFDIO_API`: the features the kernel enabled (`fdinfo`'s `API:` line).
+    fn check_uffd(&mut self, tid: i32, fd: u32) {
+        let Some(text) = procfs::fdinfo(tid, fd) else {
+            return;
+        };
+        let features = procfs::field(&text, "API:")
+            .and_then(|v| v.split(':').nth(1))
+            .and_then(|f| u64::from_str_radix(f, 16).ok())
+            .unwrap_or(0);
+        if features & fdtable_syscalls::consts::UFFD_FEATURE_EVENT_FORK != 0 {
+            let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
+            self.note(format!(
+                "refused UFFDIO_API with UFFD_FEATURE_EVENT_FORK: read() of the userfaultfd would install descriptors inside the kernel; process {tgid} killed"
+            ));
+            let _ = sys::kill(tgid, libc::SIGKILL);
+        }
+    }
+}
+
+fn unbusy(t: &mut super::table::Table, n: u32) {
+    if let Some(c) = t.busy.get_mut(&n) {
+        *c -= 1;
+        if *c == 0 {
+            t.busy.remove(&n);
+        }
+    }
+}
+
+/// What a number of a table is, as far as a call naming it is concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Known {
+    /// Installed (in the library, and so in the kernel).
+    Installed,
+    /// Not installed: free, or reserved by a call in flight (EBADF either way).
+    Reserved,
+    /// Free.
+    Free,
+    /// Another thread's call in flight may or may not have changed it: only the kernel can
+    /// answer (the call is let run, and the number stays uncertain).
+    Unsure,
+}

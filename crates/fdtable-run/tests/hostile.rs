@@ -1,0 +1,138 @@
+//! Hostile programs, one per way a program once escaped a translating supervisor: the kernel
+//! reporting numbers back (`siginfo.si_fd`, `/proc/<tid>/syscall`, the program's own seccomp
+//! filter), paths to descriptors (`/proc/<pid>/fd`, `/proc/thread-self`, `openat2` resolve
+//! flags, a procfs of its own, `open_tree`, `chroot("/proc")`, a non-dumpable program),
+//! another thread rewriting a path mid-call, a path in memory the supervisor cannot read
+//! (`memfd_secret`), descriptors inside structures (`NS_MNT_GET_NEXT`, `TIOCGPTPEER`), and
+//! the supervisor itself. Each runs natively and under `fdtable run --check-tables` with the
+//! same output, or, where the supervisor is concerned, every attempt refused.
+
+mod support;
+
+use support::{build_dir, cc, native, same, scratch, stats_json, under};
+
+/// The probe, compiled once for every test of this file (they run in parallel).
+fn probe() -> Option<String> {
+    static P: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    P.get_or_init(|| cc("probe_hostile.c", &build_dir()).map(|p| p.to_str().unwrap().to_string()))
+        .clone()
+}
+
+#[test]
+fn numbers_the_kernel_reports_are_the_programs() {
+    let Some(p) = probe() else { return };
+    let r = same("hostile-report", &[&p, "report"], &[], |_| {});
+    assert!(
+        r.stdout.contains("si_fd is the program's number: 1"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("syscall shows read(50): 1"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("dup2 onto 60: Permission denied; dup2 onto 61: ok"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn every_path_to_a_descriptor_is_the_kernels() {
+    let Some(p) = probe() else { return };
+    let r = same("hostile-paths", &[&p, "paths"], &[], |_| {});
+    for line in [
+        "/proc/self/fd/N: 1",
+        "/proc/PID/fd/N: 1",
+        "/proc/thread-self/fd/N: 1",
+    ] {
+        assert!(r.stdout.contains(line), "{line}: {}", r.stdout);
+    }
+    assert!(r.stdout.contains("non-dumpable exec: 0"), "{}", r.stdout);
+}
+
+#[test]
+fn a_path_rewritten_mid_call_changes_nothing() {
+    let Some(p) = probe() else { return };
+    let r = same("hostile-race", &[&p, "race"], &[], |_| {});
+    assert!(
+        r.stdout.contains("2000 in all; next descriptor"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn memory_the_supervisor_cannot_read() {
+    let Some(p) = probe() else { return };
+    same("hostile-memory", &[&p, "memory"], &[], |_| {});
+}
+
+#[test]
+fn descriptors_inside_structures_and_untraced_clones() {
+    let Some(p) = probe() else { return };
+    let dir = scratch("hostile-hidden");
+    let n = native(&[&p, "hidden"], &dir, &[]);
+    let stats = dir.join("stats.json");
+    let r = under(
+        &["--check-tables", "--stats", stats.to_str().unwrap()],
+        &[&p, "hidden"],
+        &dir,
+        &[],
+    );
+    // The same, but CLONE_UNTRACED, which is refused by name.
+    let strip = |s: &str| {
+        s.lines()
+            .filter(|l| !l.starts_with("clone(CLONE_UNTRACED)"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(strip(&n.stdout), strip(&r.stdout), "{}", r.stderr);
+    assert!(
+        n.stdout.contains("clone(CLONE_UNTRACED): ok"),
+        "{}",
+        n.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("clone(CLONE_UNTRACED): Operation not permitted"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.notes()
+            .iter()
+            .any(|l| l.contains("refused clone(CLONE_UNTRACED)")),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(stats_json(&stats)["table_mismatches"], 0);
+}
+
+#[test]
+fn the_supervisor_is_out_of_reach() {
+    let Some(p) = probe() else { return };
+    let dir = scratch("hostile-supervisor");
+    let n = native(&[&p, "supervisor"], &dir, &[]);
+    assert_eq!(n.stdout, "supervisors found: 0; kill(-1, 0): ok\n");
+    let r = under(&[], &[&p, "supervisor"], &dir, &[]);
+    assert_eq!(r.code, Some(0), "{r:#?}");
+    assert_eq!(
+        r.stdout,
+        "kill SIGSTOP: Operation not permitted\n\
+         kill group: Operation not permitted\n\
+         tgkill: Operation not permitted\n\
+         pidfd_open: Operation not permitted\n\
+         process_vm_readv: Operation not permitted\n\
+         prlimit: Operation not permitted\n\
+         its descriptors opened through /proc: 0\n\
+         its memory: Permission denied\n\
+         pidfd_send_signal on /proc/PID: Operation not permitted\n\
+         supervisors found: 1; kill(-1, 0): ok\n",
+        "{}",
+        r.stderr
+    );
+}

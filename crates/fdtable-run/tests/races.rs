@@ -1,0 +1,70 @@
+//! Threads of one table racing: thousands of threads churning open, dup2, close and pipe on
+//! the same numbers; three groups of six hundred threads dup2'ing onto the same numbers;
+//! calls that block inside the kernel (a FIFO's open, accept, recvmsg) while other threads
+//! change the table; forks while threads churn. Each runs natively and under
+//! `fdtable run --check-tables`: same output (the table back to its standard descriptors,
+//! then filled exactly to its limit), and no difference between the tables.
+
+mod support;
+
+use support::{build_dir, cc, same_in};
+
+/// A probe, compiled once for every test of this file (they run in parallel).
+fn probe(name: &str) -> Option<String> {
+    static BUILT: std::sync::Mutex<Vec<(String, Option<String>)>> =
+        std::sync::Mutex::new(Vec::new());
+    let mut b = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, p)) = b.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    let p = cc(&format!("{name}.c"), &build_dir()).map(|p| p.to_str().unwrap().to_string());
+    b.push((name.to_string(), p.clone()));
+    p
+}
+
+/// A limit that holds every thread's descriptors at once, small enough to fill quickly.
+const WRAP: &str = "ulimit -n 8192 && exec \"$@\"";
+
+#[test]
+fn two_thousand_threads_churning_the_same_numbers() {
+    let Some(p) = probe("probe_churn") else {
+        return;
+    };
+    let r = same_in("churn", Some(WRAP), &[&p, "2000", "10"], &[], |_| {});
+    assert!(
+        r.stdout.starts_with("threads 2000, unexpected errors 0\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn three_groups_of_six_hundred_threads_dup2_onto_the_same_numbers() {
+    let Some(p) = probe("probe_churn") else {
+        return;
+    };
+    let r = same_in(
+        "dup2-race",
+        Some(WRAP),
+        &[&p, "dup2", "3", "600"],
+        &[],
+        |_| {},
+    );
+    assert!(
+        r.stdout.starts_with("threads 1800, unexpected errors 0\n"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn blocking_calls_never_wait_for_another_threads_answer() {
+    let Some(p) = probe("probe_blocking") else {
+        return;
+    };
+    let r = same_in("blocking", None, &[&p], &[], |_| {});
+    assert_eq!(
+        r.stdout,
+        "fifo ok\naccept ok\nscm_rights ok\nforks while churning: 0 bad\n"
+    );
+}
