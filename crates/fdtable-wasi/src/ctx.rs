@@ -181,13 +181,12 @@ impl WasiCtx {
         &self.files
     }
 
-    /// The file at `fd` (borrowed: the table is this guest's alone, so no lock and no
-    /// reference count) and its payload, if the fd has every right in `need`: `Badf` if `fd`
-    /// is not open, `Notcapable` if a right is missing.
+    /// The file at `fd` and its payload, read as one snapshot (`fdget_with_payload`: the
+    /// table is this guest's alone, so no lock and no reference count), if the fd has every
+    /// right in `need`: `Badf` if `fd` is not open, `Notcapable` if a right is missing.
     #[inline]
     pub(crate) fn get(&self, fd: u32, need: Rights) -> CallResult<(Fd<'_, Desc>, FdEntry)> {
-        let file = self.files.fdget(fd).ok_or(WasiErrno::Badf)?;
-        let entry = self.files.fd_payload(fd)?;
+        let (file, entry) = self.files.fdget_with_payload(fd).ok_or(WasiErrno::Badf)?;
         if !entry.base.contains(need) {
             return Err(CallError::Errno(WasiErrno::Notcapable));
         }
@@ -198,11 +197,10 @@ impl WasiCtx {
     /// `Notdir` if it is not a directory, `Notcapable` if a right is missing.
     #[inline]
     pub(crate) fn dir(&self, fd: u32, need: Rights) -> CallResult<(Fd<'_, Desc>, FdEntry)> {
-        let file = self.files.fdget(fd).ok_or(WasiErrno::Badf)?;
+        let (file, entry) = self.files.fdget_with_payload(fd).ok_or(WasiErrno::Badf)?;
         if file.as_dir().is_none() {
             return Err(CallError::Errno(WasiErrno::Notdir));
         }
-        let entry = self.files.fd_payload(fd)?;
         if !entry.base.contains(need) {
             return Err(CallError::Errno(WasiErrno::Notcapable));
         }

@@ -304,11 +304,8 @@ pub(super) fn fd_renumber(
 ) -> CallResult {
     // Atomic: the file, its rights and flags move to `to` under one table operation, and what
     // was at `to` is closed. `to` must be open: a free or reserved `to` is `Badf`.
-    match ctx.files.renumber_onto(from, to, ctx.nofile) {
-        Ok(_) => Ok(()),
-        Err(fdtable::Errno::EBUSY) => badf(),
-        Err(e) => Err(e.into()),
-    }
+    ctx.files.renumber_onto(from, to, ctx.nofile)?;
+    Ok(())
 }
 
 pub(super) fn fd_fdstat_get(
