@@ -4,7 +4,7 @@ use crate::framework::Opts;
 use crate::impls::gvisor::Gvisor;
 use crate::output::{self, Row};
 use crate::progress::Progress;
-use crate::suite::{self, Env, IMPLS, Measured};
+use crate::suite::{self, Env, Measured};
 use std::time::Instant;
 
 /// Arguments of `fdtable bench`.
@@ -66,7 +66,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         for w in &workloads {
             println!("{:<14} {}", w.name, w.about);
         }
-        println!("\nimplementations: {}", IMPLS.join(", "));
+        println!("\nimplementations: {}", suite::impls().join(", "));
         println!("\ninstruction paths (--instructions PATH --iters N, see ci/instructions):");
         for (p, what) in crate::instructions::PATHS {
             println!("  {p:<20} {what}");
@@ -80,7 +80,7 @@ pub fn bench(args: BenchArgs) -> i32 {
         }
     }
     for i in &args.impls {
-        if !IMPLS.contains(&i.as_str()) {
+        if !suite::impls().contains(&i.as_str()) {
             eprintln!("fdtable bench: unknown implementation {i:?} (see --list)");
             return 2;
         }
@@ -248,6 +248,7 @@ pub fn run(args: &BenchArgs, opts: Opts, quiet: bool) -> Vec<Row> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::suite::IMPLS;
 
     /// Rounds pool their samples into one row per case and implementation.
     #[test]

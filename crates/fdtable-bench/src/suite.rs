@@ -148,9 +148,35 @@ pub struct Workload {
     pub finish: fn(&mut [Row]),
 }
 
+/// Workloads defined by another crate, and the implementations they measure.
+type Extra = (fn() -> Vec<Workload>, &'static [&'static str]);
+
+/// What the binary registered before a run ([`register`]).
+static EXTRA: std::sync::OnceLock<Extra> = std::sync::OnceLock::new();
+
+/// Adds workloads defined outside this crate (the WASI hosts' comparison, whose engine this
+/// crate does not depend on) after this crate's own, with the implementations they measure.
+/// Only the first registration counts.
+pub fn register(workloads: fn() -> Vec<Workload>, impls: &'static [&'static str]) {
+    let _ = EXTRA.set((workloads, impls));
+}
+
 /// Every workload, in run order.
 pub fn all() -> Vec<Workload> {
-    workloads::all()
+    let mut all = workloads::all();
+    if let Some((extra, _)) = EXTRA.get() {
+        all.extend(extra());
+    }
+    all
+}
+
+/// Every implementation name, this crate's ([`IMPLS`]) and the registered ones.
+pub fn impls() -> Vec<&'static str> {
+    let mut all = IMPLS.to_vec();
+    if let Some((_, extra)) = EXTRA.get() {
+        all.extend(extra.iter().filter(|i| !IMPLS.contains(i)));
+    }
+    all
 }
 
 /// Names of every implementation the suite knows.

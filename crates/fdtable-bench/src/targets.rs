@@ -330,7 +330,37 @@ pub fn evaluate(rows: &[Row]) -> Vec<Outcome> {
             String::new(),
         );
     }
+    wasi_hosts(rows.0, &mut out);
     out
+}
+
+/// `wasi`: for every case, fdtable's preview 1 host ahead of wasmtime's own (`wasmtime-wasi`,
+/// same engine, same guest).
+fn wasi_hosts(rows: &[Row], out: &mut Vec<Outcome>) {
+    let ours = |r: &Row| r.workload == "wasi" && r.impl_name == "fdtable";
+    for base in rows.iter().filter(|r| ours(r)) {
+        let Some(theirs) = rows
+            .iter()
+            .find(|r| r.impl_name == "wasmtime-wasi" && r.same_case(base))
+        else {
+            continue;
+        };
+        let ratio = |a: Option<f64>, b: Option<f64>| Some(b? / a?);
+        out.push(Outcome {
+            target: format!(
+                "wasi {}: fdtable ahead of wasmtime-wasi (ops/s)",
+                base.variant.as_deref().unwrap_or_default()
+            ),
+            all: theirs.ns_per_op / base.ns_per_op,
+            on_cpu: ratio(
+                base.on_cpu().map(|(ns, _)| ns),
+                theirs.on_cpu().map(|(ns, _)| ns),
+            ),
+            bound: 1.0,
+            at_least: true,
+            context: String::new(),
+        });
+    }
 }
 
 /// The outcomes as a markdown table.

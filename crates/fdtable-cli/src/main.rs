@@ -1,9 +1,10 @@
-//! The `fdtable` command: `bench`, `replay`, `record`, `run`.
+//! The `fdtable` command: `bench`, `replay`, `record`, `run`, `wasi`.
 //!
 //! `bench` and `replay` work on every host the library builds for (Linux, macOS, on x86_64 and
 //! aarch64). `record` runs the command under strace, so it needs Linux. `run` is a ptrace and
 //! seccomp supervisor that reads x86_64 registers, so it needs Linux on x86_64; elsewhere the
-//! `fdtable-run` crate is not built at all, and both commands say what they need.
+//! `fdtable-run` crate is not built at all, and both commands say what they need. `wasi` runs
+//! on Unix hosts.
 
 #![forbid(unsafe_code)]
 
@@ -29,6 +30,9 @@ enum Command {
     /// Run a command with fdtable as the descriptor table of every process it starts (Linux on
     /// x86_64).
     Run(RunArgs),
+    /// Run a WASI preview 1 program (wasm32-wasip1) on wasmtime with fdtable as its
+    /// descriptor table.
+    Wasi(fdtable_wasi::cli::WasiArgs),
 }
 
 /// Where `fdtable run` works: its supervisor traces system calls through x86_64 registers.
@@ -86,10 +90,14 @@ fn record(args: fdtable_replay::cli::RecordArgs) -> i32 {
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
-        Command::Bench(a) => fdtable_bench::cli::bench(a),
+        Command::Bench(a) => {
+            fdtable_wasi_bench::register();
+            fdtable_bench::cli::bench(a)
+        }
         Command::Replay(a) => fdtable_replay::cli::replay(a),
         Command::Record(a) => record(a),
         Command::Run(a) => run(a),
+        Command::Wasi(a) => fdtable_wasi::cli::wasi(a),
     };
     std::process::exit(code);
 }

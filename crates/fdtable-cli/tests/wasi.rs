@@ -1,0 +1,111 @@
+//! `fdtable wasi` end to end: the guest's exit status, output, arguments, environment and
+//! preopens, and clear errors for what cannot be run.
+
+use std::process::Command;
+
+const FDTABLE: &str = env!("CARGO_BIN_EXE_fdtable");
+
+/// A command that writes its first argument's length and `$GREETING`'s value to stdout via
+/// args/environ, then opens "data" in the preopen at fd 3, and exits with the fd it got.
+const GUEST: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "environ_get" (func $environ_get (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "path_open"
+    (func $path_open (param i32 i32 i32 i32 i32 i64 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 500) "data")
+  (func (export "_start")
+    ;; environ: pointers at 100, strings at 200; print the first one ("GREETING=hi").
+    (drop (call $environ_get (i32.const 100) (i32.const 200)))
+    (i32.store (i32.const 0) (i32.const 200))
+    (i32.store (i32.const 4) (i32.const 11))
+    (drop (call $fd_write (i32.const 1) (i32.const 0) (i32.const 1) (i32.const 20)))
+    ;; path_open(3, "data") -> fd at 24; exit with errno*10 + fd.
+    (i32.mul (call $path_open (i32.const 3) (i32.const 1) (i32.const 500) (i32.const 4)
+                  (i32.const 0) (i64.const 2) (i64.const 0) (i32.const 0) (i32.const 24))
+             (i32.const 10))
+    (i32.add (i32.load (i32.const 24)))
+    (call $proc_exit)))
+"#;
+
+fn write_guest(dir: &std::path::Path, wat: &str) -> std::path::PathBuf {
+    let p = dir.join("guest.wasm");
+    std::fs::write(&p, wat::parse_str(wat).unwrap()).unwrap();
+    p
+}
+
+#[test]
+fn runs_a_guest_with_env_and_preopens() {
+    let tmp = tempfile::tempdir().unwrap();
+    let guest = write_guest(tmp.path(), GUEST);
+    let data = tmp.path().join("pre");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("data"), b"x").unwrap();
+    let out = Command::new(FDTABLE)
+        .arg("wasi")
+        .arg("--env")
+        .arg("GREETING=hi")
+        .arg("--dir")
+        .arg(format!("{}::/", data.display()))
+        .arg(&guest)
+        .arg("--not-an-option-of-ours")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "GREETING=hi");
+    // errno 0, fd 4: the lowest free after stdio and the preopen.
+    assert_eq!(
+        out.status.code(),
+        Some(4),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Without the preopen, fd 3 is not open: badf (8) * 10.
+    let out = Command::new(FDTABLE)
+        .args(["wasi", "--env", "GREETING=hi"])
+        .arg(&guest)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(80));
+}
+
+#[test]
+fn traps_and_unrunnable_programs_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let trap = write_guest(
+        tmp.path(),
+        r#"(module (memory (export "memory") 1) (func (export "_start") unreachable))"#,
+    );
+    let out = Command::new(FDTABLE)
+        .arg("wasi")
+        .arg(&trap)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(134));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unreachable"));
+
+    let text = tmp.path().join("script.sh");
+    std::fs::write(&text, "#!/bin/sh\n").unwrap();
+    let out = Command::new(FDTABLE)
+        .arg("wasi")
+        .arg(&text)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a WebAssembly module"));
+
+    let out = Command::new(FDTABLE)
+        .args(["wasi", "/nonexistent/prog.wasm"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+
+    let out = Command::new(FDTABLE)
+        .args(["wasi", "--dir", "/nonexistent::/"])
+        .arg(&trap)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--dir"));
+}

@@ -1,0 +1,101 @@
+//! `fdtable wasi`: the command line.
+
+use std::path::PathBuf;
+
+/// Arguments of `fdtable wasi`.
+#[derive(clap::Args, Debug, Default)]
+#[command(trailing_var_arg = true)]
+pub struct WasiArgs {
+    /// Preopen the host directory HOST as the guest path GUEST (`HOST` alone: the same path
+    /// in both). Preopens get fds 3, 4, ... in the order given.
+    #[arg(long = "dir", value_name = "HOST[::GUEST]")]
+    pub dirs: Vec<String>,
+    /// Set an environment variable of the guest (the host's environment is not passed).
+    #[arg(long = "env", value_name = "KEY=VALUE")]
+    pub env: Vec<String>,
+    /// The cap on descriptor numbers, as RLIMIT_NOFILE: opens past it fail with `mfile`.
+    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
+    pub nofile: u64,
+    /// The wasm32-wasip1 program (a binary module).
+    #[arg(value_name = "PROG.wasm")]
+    pub program: PathBuf,
+    /// Its arguments.
+    #[arg(value_name = "ARGS", allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+/// Exit status of a trapped guest: the shell's status for SIGABRT, as wasmtime's command uses.
+pub const TRAP_STATUS: i32 = 128 + 6;
+
+/// Runs `fdtable wasi`; returns the process exit status: the guest's, 134 if it trapped, 1 if
+/// it could not be run, 2 for bad arguments.
+#[cfg(unix)]
+pub fn wasi(args: WasiArgs) -> i32 {
+    use crate::run::Outcome;
+    let mut b = crate::WasiCtx::builder().nofile(args.nofile);
+    b = b.arg(args.program.display().to_string());
+    for a in &args.args {
+        b = b.arg(a.clone());
+    }
+    for kv in &args.env {
+        let Some((k, v)) = kv.split_once('=') else {
+            eprintln!("fdtable wasi: --env {kv:?}: expected KEY=VALUE");
+            return 2;
+        };
+        b = b.env(k, v);
+    }
+    for d in &args.dirs {
+        let (host, guest) = d.split_once("::").unwrap_or((d, d));
+        b = match b.preopen_dir(host, guest) {
+            Ok(b) => b,
+            Err(e) => {
+                eprintln!("fdtable wasi: --dir {d}: cannot open {host:?} as a directory: {e}");
+                return 1;
+            }
+        };
+    }
+    let ctx = match b.build() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("fdtable wasi: cannot set up the descriptor table: {e}");
+            return 1;
+        }
+    };
+    let bytes = match std::fs::read(&args.program) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("fdtable wasi: {}: {e}", args.program.display());
+            return 1;
+        }
+    };
+    let engine = crate::run::engine();
+    let loaded = crate::run::compile(&engine, &bytes)
+        .and_then(|m| Ok((crate::run::linker(&engine)?, m)))
+        .and_then(|(l, m)| crate::run::run(&l, &m, ctx));
+    match loaded {
+        Ok(Outcome::Exit(code)) if code < 126 => code as i32,
+        Ok(Outcome::Exit(code)) => {
+            eprintln!(
+                "fdtable wasi: {}: exit status {code} is outside WASI's [0, 126)",
+                args.program.display()
+            );
+            1
+        }
+        Ok(Outcome::Trap(e)) => {
+            eprintln!("fdtable wasi: {}: trapped: {e:?}", args.program.display());
+            TRAP_STATUS
+        }
+        Err(e) => {
+            eprintln!("fdtable wasi: {}: {e}", args.program.display());
+            1
+        }
+    }
+}
+
+/// `fdtable wasi` needs a Unix host (Linux, macOS, the BSDs).
+#[cfg(not(unix))]
+pub fn wasi(args: WasiArgs) -> i32 {
+    let _ = args;
+    eprintln!("fdtable wasi: this host is not supported (Unix hosts only)");
+    1
+}
