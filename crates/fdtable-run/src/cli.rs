@@ -211,7 +211,9 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
         }
     };
     drop(cs_c);
-    let _ = writeln!(ws.get_mut(), "{}", child.as_raw());
+    let _ = ws
+        .get_mut()
+        .write_all(format!("{}\n", child.as_raw()).as_bytes());
     sys::forward_signals_to(child);
 
     let exit = sys::wait(child.as_raw(), 0);
@@ -266,7 +268,10 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     sys::ignore_forwarded();
     sys::raise_nofile();
     let me = std::process::id() as i32;
-    type Handover = (OwnedFd, std::sync::Arc<sup::Shared>);
+    // The listener is shared with the notification thread: the thread may finish first (once
+    // no task carries the filter), and the descriptor must stay open until this thread has
+    // counted its own descriptors at the end.
+    type Handover = (std::sync::Arc<OwnedFd>, std::sync::Arc<sup::Shared>);
     let (tx, rx) = std::sync::mpsc::channel::<Handover>();
     let (tid_tx, tid_rx) = std::sync::mpsc::channel::<i32>();
     let notifier = std::thread::Builder::new()
@@ -274,7 +279,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         .spawn(move || {
             let _ = tid_tx.send(sys::gettid());
             if let Ok((listener, state)) = rx.recv() {
-                sup::notifications(&state, listener);
+                sup::notifications(&state, &listener);
             }
         });
     let Ok(_) = notifier else {
@@ -284,7 +289,8 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         return 125;
     };
     let mut ws = std::io::BufReader::new(std::fs::File::from(ws));
-    let _ = writeln!(ws.get_mut(), "{me} {ntid}");
+    // Each message in one write, so that the peer's read wakes once.
+    let _ = ws.get_mut().write_all(format!("{me} {ntid}\n").as_bytes());
     let mut line = String::new();
     let _ = ws.read_line(&mut line);
     let Ok(child) = line.trim().parse::<i32>() else {
@@ -303,6 +309,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     let state = State::new(cfg, child, vec![me, ntid, waiter]);
     let state = std::sync::Arc::new(sup::Shared::new(state));
     let mut failed = None;
+    let mut kept = None;
     match sys::read_message(&mut cs) {
         Some(sys::Message::Listener(n)) => {
             let listener = sys::pidfd_open(child).and_then(|p| sys::pidfd_getfd(&p, n as u32));
@@ -315,6 +322,8 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
                 listener.as_raw_fd(),
                 sys::SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
             );
+            let listener = std::sync::Arc::new(listener);
+            kept = Some(listener.clone());
             if tx.send((listener, state.clone())).is_err() {
                 return 125;
             }
@@ -333,9 +342,12 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         failed = Some((step, errno));
     }
     let fds_end = procfs::own_fd_count();
+    drop(kept);
     drop(cs);
     if let Some((step, errno)) = failed {
-        let _ = writeln!(ws.get_mut(), "failed {step} {errno}");
+        let _ = ws
+            .get_mut()
+            .write_all(format!("failed {step} {errno}\n").as_bytes());
     }
     let stats: Stats = state.lock().stats.clone();
     let v = serde_json::json!({
@@ -356,6 +368,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         "supervisor_fds_start": fds_start,
         "supervisor_fds_end": fds_end,
     });
-    let _ = writeln!(ws.get_mut(), "stats {v}");
+    // One write: the waiter reads the line as it comes.
+    let _ = ws.get_mut().write_all(format!("stats {v}\n").as_bytes());
     0
 }

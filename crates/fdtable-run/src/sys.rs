@@ -439,6 +439,20 @@ pub fn notif_recv(listener: RawFd) -> io::Result<Notif> {
     Ok(n)
 }
 
+/// Whether the listener's filter has no user any more (`poll` reports `POLLHUP` once every
+/// task that carried the filter is gone): `SECCOMP_IOCTL_NOTIF_RECV` then fails with `ENOENT`
+/// at once, every time.
+pub fn orphaned(listener: RawFd) -> bool {
+    let mut p = libc::pollfd {
+        fd: listener,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    r == 1 && p.revents & libc::POLLHUP != 0
+}
+
 /// Whether another notification is waiting (`poll` with no timeout).
 pub fn readable(listener: RawFd) -> bool {
     let mut p = libc::pollfd {

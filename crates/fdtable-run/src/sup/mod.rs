@@ -16,7 +16,7 @@ pub mod track;
 
 use crate::sys;
 use fdtable::{FileLike, Files};
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -179,13 +179,13 @@ impl State {
     pub fn new(cfg: Config, root: i32, outside: Vec<i32>) -> State {
         let mut s = State {
             cfg,
-            tasks: HashMap::new(),
-            tables: HashMap::new(),
-            procs: HashMap::new(),
-            early: HashSet::new(),
+            tasks: HashMap::default(),
+            tables: HashMap::default(),
+            procs: HashMap::default(),
+            early: HashSet::default(),
             root,
             outside,
-            notes: HashSet::new(),
+            notes: HashSet::default(),
             stats: Stats {
                 tasks: 1,
                 ..Stats::default()
@@ -328,7 +328,7 @@ impl Shared {
 /// received together before any is decided: a task waiting in the queue has finished its
 /// previous call, so counting it back lets the table reach quiescence (and release its
 /// uncertain numbers) even under a stream of concurrent calls.
-pub fn notifications(shared: &Shared, listener: OwnedFd) {
+pub fn notifications(shared: &Shared, listener: &OwnedFd) {
     let l = listener.as_raw_fd();
     let mut drain = false;
     let mut batch: Vec<sys::Notif> = Vec::new();
@@ -337,7 +337,16 @@ pub fn notifications(shared: &Shared, listener: OwnedFd) {
         batch.clear();
         match sys::notif_recv(l) {
             Ok(n) => batch.push(n),
-            Err(e) if matches!(e.raw_os_error(), Some(libc::EINTR | libc::ENOENT)) => continue,
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            // A notification withdrawn before it was received (its task was killed), or no
+            // task carries the filter any more: then every receive fails at once, and this
+            // thread is done.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {
+                if sys::orphaned(l) {
+                    return;
+                }
+                continue;
+            }
             Err(_) => return,
         }
         if drain {
