@@ -39,6 +39,11 @@ pub struct RunArgs {
     /// benchmark).
     #[arg(long)]
     pub stats: Option<PathBuf>,
+    /// For measurement only: the same filter, processes and ptrace events, but the
+    /// supervisor lets every call run and keeps no table (no library semantics, nothing
+    /// sealed). The floor of the design, which `bench/run/targets.py` measures against.
+    #[arg(long, hide_short_help = true)]
+    pub floor: bool,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub cmd: Vec<OsString>,
@@ -148,6 +153,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
     let cfg = Config {
         track_fds: args.track_fds,
         check_tables: args.check_tables,
+        floor: args.floor,
         emulate_dumpable: !sys::has_capability(sys::CAP_SYS_PTRACE),
     };
     let waiter = std::process::id() as i32;

@@ -27,6 +27,9 @@ pub fn options(exit_events: bool) -> ptrace::Options {
 
 /// Receives process events until no tracee is left.
 pub fn run(shared: &Shared) {
+    if shared.lock().cfg.floor {
+        return floor(shared);
+    }
     loop {
         let st = match sys::wait(-1, 0) {
             Ok(s) => s,
@@ -35,6 +38,28 @@ pub fn run(shared: &Shared) {
         let mut s = shared.lock_for_events();
         s.dispatch(st);
     }
+}
+
+/// `--floor`: resumes every stop (a signal with its signal), keeping no table.
+fn floor(shared: &Shared) {
+    let (mut events, mut signals) = (0, 0);
+    loop {
+        match sys::wait(-1, 0) {
+            Ok(Status::Event(tid, _, _)) => {
+                events += 1;
+                let _ = sys::resume(tid, 0);
+            }
+            Ok(Status::Signal(tid, sig)) => {
+                signals += 1;
+                let _ = sys::resume(tid, sig);
+            }
+            Ok(_) => {}
+            Err(_) => break,
+        }
+    }
+    let mut st = shared.lock();
+    st.stats.events += events;
+    st.stats.signals += signals;
 }
 
 impl State {

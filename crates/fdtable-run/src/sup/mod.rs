@@ -30,6 +30,9 @@ pub struct Config {
     pub track_fds: bool,
     /// Compare the library's tables with the kernel's (slow; for tests).
     pub check_tables: bool,
+    /// Measurement only: every call runs (`CONTINUE`), every stop is resumed, no table is
+    /// kept (`--floor`).
+    pub floor: bool,
     /// The supervisor keeps `prctl(PR_SET_DUMPABLE)` for the program (it lacks
     /// `CAP_SYS_PTRACE`).
     pub emulate_dumpable: bool,
@@ -330,6 +333,9 @@ impl Shared {
 /// uncertain numbers) even under a stream of concurrent calls.
 pub fn notifications(shared: &Shared, listener: &OwnedFd) {
     let l = listener.as_raw_fd();
+    if shared.lock().cfg.floor {
+        return floor_notifications(shared, l);
+    }
     let mut drain = false;
     let mut batch: Vec<sys::Notif> = Vec::new();
     let mut replies: Vec<Reply> = Vec::new();
@@ -382,6 +388,25 @@ pub fn notifications(shared: &Shared, listener: &OwnedFd) {
             }
         }
     }
+}
+
+/// `--floor`: answers every notification with `CONTINUE`, counting them.
+fn floor_notifications(shared: &Shared, l: std::os::fd::RawFd) {
+    let mut count = 0;
+    loop {
+        match sys::notif_recv(l) {
+            Ok(n) => {
+                count += 1;
+                let _ = sys::notif_send(l, n.id, 0, 0, sys::SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+            }
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) && !sys::orphaned(l) => continue,
+            Err(_) => break,
+        }
+    }
+    let mut st = shared.lock();
+    st.stats.notifications += count;
+    st.stats.continued += count;
 }
 
 impl State {

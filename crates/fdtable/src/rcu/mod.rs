@@ -19,7 +19,10 @@
 //! - **With `std` (default)**: an epoch scheme whose read side costs no atomic
 //!   read-modify-write and no fence — two ordinary stores to a per-thread record — because the
 //!   reclaimer pays for both sides with `membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)` on
-//!   Linux (liburcu's urcu-memb); elsewhere both sides use a full fence.
+//!   Linux (liburcu's urcu-memb); elsewhere both sides use a full fence. As liburcu does, the
+//!   library registers for `membarrier` when it is loaded, while the process normally has
+//!   one thread: registering a process that already runs several threads costs an RCU grace
+//!   period in the kernel (milliseconds), which the first release would otherwise pay.
 //! - **Without `std`**: the embedder's own RCU, through the [`Rcu`] trait and the
 //!   [`set_rcu!`](crate::set_rcu) macro — a kernel maps it to its `rcu_read_lock`,
 //!   `rcu_read_unlock` and `call_rcu`. [`PortableRcu`] is a ready-made one that needs nothing
