@@ -114,7 +114,17 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
             ..Expect::default()
         };
         hold(st, tid, new, e);
-        st.in_flight(tid, Settle::Numbers, vec![new]);
+        let mut touched = vec![new];
+        if matches!(new_state, Known::Reserved | Known::Unsure) {
+            // If the kernel has `new` free when the dup runs, the dup takes it, and the
+            // allocation in flight that would have taken it lands on the lowest number the
+            // kernel has free above it: one more number above `new` is held uncertain, so
+            // that it is not one the library has free (table.rs, rule 4).
+            if let Some(spare) = st.reserve(tid, new + 1, 1, &Expect::default()) {
+                touched.extend(spare);
+            }
+        }
+        st.in_flight(tid, Settle::Numbers, touched);
         return Reply::Continue;
     }
     if shared {
