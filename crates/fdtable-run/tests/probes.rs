@@ -262,6 +262,18 @@ fn a_missing_or_unexecutable_program_is_reported_as_a_shell_does() {
         "{}",
         r.stderr
     );
+    // --check-tables has nothing to compare in a process that never became the program.
+    let stats = dir.join("missing.stats");
+    let s = stats.to_str().unwrap();
+    let r = under(
+        &["--check-tables", "--stats", s],
+        &["/nonexistent/program"],
+        &dir,
+        &[],
+    );
+    assert_eq!(r.code, Some(127));
+    assert!(!r.stderr.contains("differs"), "{}", r.stderr);
+    assert_eq!(stats_json(&stats)["table_mismatches"], 0);
     let r = under(&[], &["no-such-command-anywhere"], &dir, &[]);
     assert_eq!(r.code, Some(127));
     std::fs::write(dir.join("noexec"), "#!/bin/sh\n").unwrap();

@@ -22,6 +22,11 @@ impl State {
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
         };
+        if task.raw {
+            // The first process before it executes the program (an exec that failed):
+            // the library reads its table at the first exec.
+            return;
+        }
         let touched = std::mem::take(&mut task.touched);
         let key = key_of(&task.files);
         let large = task.files.next_open_fd(64).is_some();
