@@ -79,9 +79,10 @@ fn resolve(cmd: &OsString) -> Option<PathBuf> {
 /// Runs `fdtable run`; returns the exit code (or does not return: dies of the program's
 /// signal).
 pub fn run(args: RunArgs) -> i32 {
+    let signals = sys::CallerSignals::capture();
     let inherited = procfs::inherited_fds();
     let host_fds_start = procfs::own_fd_count();
-    let (code, stats) = run_inner(&args, &inherited);
+    let (code, stats) = run_inner(&args, &inherited, signals);
     if let Some(path) = &args.stats {
         let mut v = stats.unwrap_or(serde_json::json!({}));
         v["host_fds_start"] = host_fds_start.into();
@@ -96,7 +97,7 @@ pub fn run(args: RunArgs) -> i32 {
 
 type Outcome = (Result<i32, i32>, Option<serde_json::Value>);
 
-fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
+fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> Outcome {
     let fail = |code: i32| (Ok(code), None);
     if !sys::is_single_threaded() {
         say("fdtable run must be single-threaded to fork");
@@ -206,6 +207,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32]) -> Outcome {
         filter: filter::program(&ctx),
         channel: cs_c.as_raw_fd(),
         supervisor: supervisor[0],
+        signals,
     };
     let child = match sys::spawn_program(&plan) {
         Ok(p) => p,

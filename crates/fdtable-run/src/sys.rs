@@ -165,6 +165,49 @@ pub struct ProgramPlan {
     pub channel: i32,
     /// The supervisor (its `PR_SET_PTRACER`).
     pub supervisor: i32,
+    /// The caller's ignored signals and signal mask, which the program inherits.
+    pub signals: CallerSignals,
+}
+
+/// What a program inherits of its caller's signal state across `fork` and `execve`: the
+/// signals it ignores (`nohup`'s `SIGHUP`, a background job's `SIGINT` and `SIGQUIT`) and
+/// its signal mask. Handled signals reset to their default at `execve` anyway.
+#[derive(Clone, Copy)]
+pub struct CallerSignals {
+    /// Bit `s` set: signal `s` is ignored.
+    ignored: u64,
+    mask: libc::sigset_t,
+}
+
+impl CallerSignals {
+    /// The calling process's, read before the waiter installs any handler. `SIGPIPE` is
+    /// left out: Rust's runtime ignores it before `main`, so the caller's disposition is not
+    /// known, and the program gets the default.
+    pub fn capture() -> CallerSignals {
+        let mut ignored = 0u64;
+        for s in 1..32 {
+            if s == libc::SIGPIPE || s == libc::SIGKILL || s == libc::SIGSTOP {
+                continue;
+            }
+            // SAFETY: reading a disposition into a zeroed sigaction.
+            let ign = unsafe {
+                let mut old: libc::sigaction = std::mem::zeroed();
+                libc::sigaction(s, std::ptr::null(), &mut old) == 0
+                    && old.sa_sigaction == libc::SIG_IGN
+            };
+            if ign {
+                ignored |= 1 << s;
+            }
+        }
+        // SAFETY: reading the mask into a zeroed sigset.
+        let mask = unsafe {
+            let mut m: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut m);
+            libc::sigprocmask(libc::SIG_BLOCK, std::ptr::null(), &mut m);
+            m
+        };
+        CallerSignals { ignored, mask }
+    }
 }
 
 /// Steps of the program's setup, reported through the error pipe with the errno.
@@ -280,16 +323,16 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
     // SAFETY: raw calls on integers and on memory owned by `plan`, which the parent keeps
     // alive and unchanged (the child has its own copy of the address space).
     unsafe {
-        // Default dispositions for what the waiter changed (Rust ignores SIGPIPE), an empty
-        // signal mask.
+        // The caller's dispositions for what the waiter changed (its forwarding handlers,
+        // Rust's ignored SIGPIPE): ignored where the caller ignored them, else the default;
+        // and the caller's signal mask.
         for s in 1..32 {
             if s != libc::SIGKILL && s != libc::SIGSTOP {
-                libc::signal(s, libc::SIG_DFL);
+                let ign = plan.signals.ignored & (1 << s) != 0;
+                libc::signal(s, if ign { libc::SIG_IGN } else { libc::SIG_DFL });
             }
         }
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+        libc::sigprocmask(libc::SIG_SETMASK, &plan.signals.mask, std::ptr::null_mut());
 
         // Everything but what the program inherits and the three pipes goes.
         let mut lo: u32 = 0;

@@ -164,6 +164,25 @@ fn signals_are_reported_as_a_native_run_reports_them() {
 }
 
 #[test]
+fn ignored_signals_and_the_signal_mask_are_inherited_as_natively() {
+    // As under `nohup` or in a background job: what the caller ignores or blocks, the
+    // program ignores or blocks too.
+    let wrap = "trap '' INT HUP QUIT; exec \"$@\"";
+    let r = support::same_in(
+        "ignored",
+        Some(wrap),
+        &[
+            "sh",
+            "-c",
+            "grep -E '^Sig(Ign|Blk)' /proc/self/status; sh -c 'kill -INT $$'; echo $?",
+        ],
+        &[],
+        |_| {},
+    );
+    assert!(r.stdout.ends_with("\n0\n"), "{}", r.stdout);
+}
+
+#[test]
 fn signals_sent_to_the_supervisor_reach_the_program() {
     let dir = scratch("forward");
     let mut c = std::process::Command::new(support::bin())
