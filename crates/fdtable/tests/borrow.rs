@@ -202,10 +202,15 @@ fn borrowers_and_closers_race() {
     }
     let stop = Arc::new(AtomicBool::new(false));
     let ready = Arc::new(AtomicUsize::new(0));
+    // Lookups that lent a file, published as they happen: the closes go on until at least
+    // one did, so that lending overlaps with closes however the threads are scheduled (a
+    // slow reader, under a sanitizer on a busy machine, could see every file replaced
+    // before its 64th lookup).
+    let lent_so_far = Arc::new(AtomicUsize::new(0));
     let readers: Vec<_> = (0..2)
         .map(|_| {
             let h = files.share();
-            let (stop, ready) = (stop.clone(), ready.clone());
+            let (stop, ready, lent_so_far) = (stop.clone(), ready.clone(), lent_so_far.clone());
             std::thread::spawn(move || {
                 // The first borrow, before the closes start, counts: the race is exercised by
                 // whatever overlaps after it.
@@ -233,6 +238,10 @@ fn borrowers_and_closers_race() {
                                 f.check();
                                 seen += 1;
                                 lent += usize::from(f.is_rcu());
+                                if f.is_rcu() && lent == 1 {
+                                    // ORDERING: Relaxed; a progress signal.
+                                    lent_so_far.fetch_add(1, Ordering::Relaxed);
+                                }
                                 if seen.is_multiple_of(7) {
                                     drop(f.upgrade());
                                 }
@@ -244,16 +253,20 @@ fn borrowers_and_closers_race() {
             })
         })
         .collect();
+    let lent_any = || lent_so_far.load(Ordering::Relaxed) > 0;
     // ORDERING: Relaxed; a start signal.
     while ready.load(Ordering::Relaxed) < 2 {
         std::thread::yield_now();
     }
-    for i in 0..3000 {
+    // ORDERING (in `lent_any`): Relaxed; a progress signal.
+    let mut i = 0;
+    while i < 3000 || (!lent_any() && i < 3_000_000) {
         let fd = (i % 8) as u32;
         let _ = files.close_fd(fd);
         // ORDERING: Relaxed; a counter read after the joins.
         created.fetch_add(1, Ordering::Relaxed);
         assert_eq!(files.replace_fd(fd, probe(100 + i, &r), 0, 1024), Ok(fd));
+        i += 1;
     }
     // ORDERING: Relaxed; a stop signal.
     stop.store(true, Ordering::Relaxed);
