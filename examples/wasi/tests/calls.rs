@@ -466,7 +466,8 @@ fn errno_mapping() {
     assert_eq!(WasiErrno::from(Errno::EMFILE), WasiErrno::Mfile);
     assert_eq!(WasiErrno::from(Errno::EBUSY), WasiErrno::Busy);
     assert_eq!(WasiErrno::from(Errno::ENOMEM), WasiErrno::Nomem);
-    assert_eq!(WasiErrno::from(Errno::ECHILD), WasiErrno::Io, "unmapped");
+    assert_eq!(WasiErrno::from(Errno::ECHILD), WasiErrno::Child);
+    assert_eq!(WasiErrno::from(Errno::new(200)), WasiErrno::Io, "unmapped");
     assert_eq!(WasiErrno::Badf.raw(), 8);
     assert_eq!(WasiErrno::Mfile.raw(), 33);
     assert_eq!(WasiErrno::Notcapable.raw(), 76);
