@@ -16,7 +16,9 @@ Builds fdtable (release) and bench/run/floor.c, then measures, best of K runs ea
 The process and program rows are also measured under `fdtable run --floor`: the same seccomp
 filter, processes and ptrace events, with a supervisor that lets every call run and keeps no
 table. That is the floor of the design on this machine: what the interception alone costs,
-before the library does anything.
+before the library does anything. `--floor-untraced` is the floor of a design without ptrace
+(the fork-family calls and execve notified instead): what a supervisor that does not trace
+processes would start from.
 
 --load keeps both CPUs busy (two spinning processes) while measuring: the figures of a
 loaded machine; without it the machine is as idle as it is. --soft runs everything under a
@@ -93,6 +95,7 @@ def main():
                      f"{bare:.0f} / {pair:.0f} ns"))
         sp_n, sp_r = floor(exe, "spawn", 300), floor(exe, "spawn", 300, fd)
         sp_f = floor(exe, "spawn", 300, fd, ["--floor"])
+        sp_u = floor(exe, "spawn", 300, fd, ["--floor-untraced"])
         rows.append(("fork + exec + wait of /bin/true: µs above native", (sp_r - sp_n) / 1000,
                      200, f"{sp_n / 1000:.0f} / {sp_r / 1000:.0f} µs"))
         print(f"CPU: {cpu()}; load: {'both CPUs busy' if LOAD else 'as it is'}; "
@@ -104,7 +107,9 @@ def main():
         print()
         print(f"Per process under `--floor` (the interception alone): {sp_f / 1000:.0f} µs, "
               f"{(sp_f - sp_n) / 1000:.0f} µs above native; `fdtable run` adds "
-              f"{(sp_r - sp_f) / 1000:.0f} µs to that.\n")
+              f"{(sp_r - sp_f) / 1000:.0f} µs to that. Without ptrace (`--floor-untraced`: the "
+              f"process calls notified instead of traced): {(sp_u - sp_n) / 1000:.0f} µs above "
+              f"native.\n")
         programs(fd, work)
     finally:
         for p in load:
@@ -160,15 +165,17 @@ def programs(fd, work):
          ["python3", "-c", "import json, subprocess; subprocess.run(['true'])"], work, None, 1.2),
     ]
     print("| program | native s | fdtable run s | --floor s | strace -f s | run / native | target "
-          "| met | floor / native | run / floor | strace / native |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          "| met | floor / native | run / floor | untraced floor / native | strace / native |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, cmd, cwd, setup, target in progs:
         n = best(cmd, cwd, setup)[0]
         r = best([fd, "run", "--"] + cmd, cwd, setup)[0]
         f = best([fd, "run", "--floor", "--"] + cmd, cwd, setup)[0]
+        u = best([fd, "run", "--floor-untraced", "--"] + cmd, cwd, setup)[0]
         s = best(["strace", "-f", "-o", "/dev/null"] + cmd, cwd, setup)[0]
         print(f"| `{name}` | {n:.3f} | {r:.3f} | {f:.3f} | {s:.3f} | {r / n:.2f} | <= {target} | "
-              f"{'yes' if r / n <= target else 'no'} | {f / n:.2f} | {r / f:.2f} | {s / n:.2f} |")
+              f"{'yes' if r / n <= target else 'no'} | {f / n:.2f} | {r / f:.2f} | {u / n:.2f} | "
+              f"{s / n:.2f} |")
 
 
 if __name__ == "__main__":

@@ -44,6 +44,11 @@ pub struct RunArgs {
     /// sealed). The floor of the design, which `bench/run/targets.py` measures against.
     #[arg(long, hide_short_help = true)]
     pub floor: bool,
+    /// For measurement only: `--floor` without ptrace. The process calls (fork, clone,
+    /// execve) are notified instead of traced, as a supervisor that does not trace would
+    /// have them; nothing follows the processes. What such a design would start from.
+    #[arg(long, hide_short_help = true)]
+    pub floor_untraced: bool,
     /// The command and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub cmd: Vec<OsString>,
@@ -154,7 +159,8 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
     let cfg = Config {
         track_fds: args.track_fds,
         check_tables: args.check_tables,
-        floor: args.floor,
+        floor: args.floor || args.floor_untraced,
+        untraced: args.floor_untraced,
         emulate_dumpable: !sys::has_capability(sys::CAP_SYS_PTRACE),
     };
     let waiter = std::process::id() as i32;
@@ -191,6 +197,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
     let ctx = filter::Context {
         supervisor: supervisor.clone(),
         dumpable: cfg.emulate_dumpable,
+        notify_processes: cfg.untraced,
     };
     let plan = ProgramPlan {
         path: cpath,
@@ -290,7 +297,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
                 sup::notifications(&state, &listener);
             }
         });
-    let Ok(_) = notifier else {
+    let Ok(notifier) = notifier else {
         return 125;
     };
     let Ok(ntid) = tid_rx.recv() else {
@@ -305,10 +312,13 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         return 125;
     };
     let exit_events = cfg.track_fds || cfg.check_tables;
-    if let Err(e) = ptrace::seize(
-        nix::unistd::Pid::from_raw(child),
-        sup::events::options(exit_events),
-    ) {
+    let untraced = cfg.untraced;
+    if !untraced
+        && let Err(e) = ptrace::seize(
+            nix::unistd::Pid::from_raw(child),
+            sup::events::options(exit_events),
+        )
+    {
         say(format!("cannot trace the program (ptrace: {e})"));
         let _ = sys::kill(child, libc::SIGKILL);
         return 125;
@@ -341,7 +351,13 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         None => {}
     }
     let fds_start = procfs::own_fd_count();
-    sup::events::run(&state);
+    if untraced {
+        // Nothing is traced: the notification thread ends when no task carries the filter.
+        drop(tx);
+        let _ = notifier.join();
+    } else {
+        sup::events::run(&state);
+    }
     // An exec that failed said so before the program exited; one that succeeded closed the
     // channel.
     if failed.is_none()
@@ -357,7 +373,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
             .get_mut()
             .write_all(format!("failed {step} {errno}\n").as_bytes());
     }
-    let stats: Stats = state.lock().stats.clone();
+    let stats: Stats = state.stats();
     let v = serde_json::json!({
         "notifications": stats.notifications,
         "continued": stats.continued,

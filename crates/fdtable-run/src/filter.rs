@@ -70,6 +70,9 @@ pub struct Context {
     /// Notify `prctl(PR_SET_DUMPABLE)` and `prctl(PR_GET_DUMPABLE)` (a supervisor without
     /// `CAP_SYS_PTRACE` keeps the flag for the program).
     pub dumpable: bool,
+    /// Notify the process calls (fork, vfork, clone, clone3, execve, execveat): for
+    /// `--floor-untraced`, a measurement of a supervisor that does not trace.
+    pub notify_processes: bool,
 }
 
 /// One test of a rule, on the low 32 bits of argument registers.
@@ -102,6 +105,15 @@ fn rules(ctx: &Context) -> Vec<Rule> {
         |arg: u8| -> Vec<(Test, u32)> { sup.iter().map(|&p| (Test::Eq(arg, p), deny)).collect() };
     let mut out = Vec::new();
     let nr = |name: &str| cat::by_name(name).map_or(u32::MAX, |s| s.nr);
+    if ctx.notify_processes {
+        for name in ["fork", "vfork", "clone", "clone3", "execve", "execveat"] {
+            out.push(Rule {
+                nr: nr(name),
+                tests: Vec::new(),
+                default: RET_NOTIFY,
+            });
+        }
+    }
     // fcntl: the commands that change or report the table.
     out.push(Rule {
         nr: nr("fcntl"),

@@ -320,3 +320,27 @@ fn no_host_descriptor_leaks() {
     assert!(s["host_fds_start"].as_u64().unwrap() >= 3, "{s}");
     let _ = Path::new(&programs());
 }
+
+#[test]
+fn the_measurement_floors_run_programs_as_natively() {
+    // `--floor` (ptrace events, every call continued) and `--floor-untraced` (no ptrace, the
+    // process calls notified): measurement modes, but the program must still run as it does
+    // natively, and each must be what it says (events seen, or none).
+    let dir = scratch("floors");
+    let cmd = [
+        "sh",
+        "-c",
+        "echo a | cat; (exec 3>x; echo b >&3); cat x; sh -c 'exit 5'; echo $?; exit 3",
+    ];
+    let n = native(&cmd, &dir, &[]);
+    assert_eq!(n.code, Some(3));
+    for (mode, traced) in [("--floor", true), ("--floor-untraced", false)] {
+        let stats = dir.join(format!("{mode}.stats"));
+        let r = under(&[mode, "--stats", stats.to_str().unwrap()], &cmd, &dir, &[]);
+        assert_eq!((r.code, &r.stdout), (n.code, &n.stdout), "{mode}: {r:#?}");
+        let s = stats_json(&stats);
+        assert!(s["notifications"].as_u64().unwrap() > 0, "{mode}: {s}");
+        assert_eq!(s["events"].as_u64().unwrap() > 0, traced, "{mode}: {s}");
+        assert_eq!(s["answered"], 0, "{mode}: {s}");
+    }
+}

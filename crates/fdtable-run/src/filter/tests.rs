@@ -5,6 +5,7 @@ fn prog() -> Vec<Insn> {
     program(&Context {
         supervisor: vec![4242, 4243],
         dumpable: false,
+        notify_processes: false,
     })
 }
 
@@ -211,8 +212,41 @@ fn the_supervisor_is_out_of_reach() {
     let d = program(&Context {
         supervisor: vec![1],
         dumpable: true,
+        notify_processes: false,
     });
     assert_eq!(ev(&d, libc::SYS_prctl, [4, 0, 0, 0, 0, 0]), RET_NOTIFY);
     assert_eq!(ev(&p, libc::SYS_prctl, [4, 0, 0, 0, 0, 0]), RET_ALLOW);
     assert_eq!(ev(&d, libc::SYS_prctl, [15, 0, 0, 0, 0, 0]), RET_ALLOW);
+}
+
+#[test]
+fn process_calls_are_notified_only_for_the_untraced_floor() {
+    let p = prog();
+    let u = program(&Context {
+        supervisor: vec![1],
+        dumpable: false,
+        notify_processes: true,
+    });
+    for nr in [
+        libc::SYS_fork,
+        libc::SYS_vfork,
+        libc::SYS_clone,
+        libc::SYS_clone3,
+        libc::SYS_execve,
+        libc::SYS_execveat,
+    ] {
+        assert_eq!(ev(&u, nr, [0; 6]), RET_NOTIFY, "{nr}");
+    }
+    assert_eq!(ev(&p, libc::SYS_fork, [0; 6]), RET_ALLOW);
+    assert_eq!(ev(&p, libc::SYS_execve, [0; 6]), RET_ALLOW);
+    assert_eq!(
+        ev(&p, libc::SYS_clone, [libc::SIGCHLD as u64, 0, 0, 0, 0, 0]),
+        RET_ALLOW
+    );
+    // Everything else is decided as in the real filter.
+    assert_eq!(
+        ev(&u, libc::SYS_read, [0; 6]),
+        ev(&p, libc::SYS_read, [0; 6])
+    );
+    assert_eq!(ev(&u, libc::SYS_dup, [0; 6]), ev(&p, libc::SYS_dup, [0; 6]));
 }

@@ -19,7 +19,7 @@ use fdtable::{FileLike, Files};
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use table::Table;
 
@@ -33,6 +33,9 @@ pub struct Config {
     /// Measurement only: every call runs (`CONTINUE`), every stop is resumed, no table is
     /// kept (`--floor`).
     pub floor: bool,
+    /// Measurement only, with `floor`: no ptrace; process calls are notified
+    /// (`--floor-untraced`).
+    pub untraced: bool,
     /// The supervisor keeps `prctl(PR_SET_DUMPABLE)` for the program (it lacks
     /// `CAP_SYS_PTRACE`).
     pub emulate_dumpable: bool,
@@ -286,6 +289,8 @@ pub enum Reply {
 pub struct Shared {
     state: Mutex<State>,
     events_waiting: AtomicBool,
+    /// `--floor`: notifications received (kept outside the state: the floor takes no lock).
+    floor_count: AtomicU64,
 }
 
 impl Shared {
@@ -294,7 +299,18 @@ impl Shared {
         Shared {
             state: Mutex::new(state),
             events_waiting: AtomicBool::new(false),
+            floor_count: AtomicU64::new(0),
         }
+    }
+
+    /// The counters, with `--floor`'s notifications (which bypass the state) added.
+    pub fn stats(&self) -> Stats {
+        let mut s = self.lock().stats.clone();
+        // ORDERING: Relaxed; see `floor_notifications`.
+        let n = self.floor_count.load(Ordering::Relaxed);
+        s.notifications += n;
+        s.continued += n;
+        s
     }
 
     /// The state, for anything.
@@ -392,11 +408,13 @@ pub fn notifications(shared: &Shared, listener: &OwnedFd) {
 
 /// `--floor`: answers every notification with `CONTINUE`, counting them.
 fn floor_notifications(shared: &Shared, l: std::os::fd::RawFd) {
-    let mut count = 0;
     loop {
         match sys::notif_recv(l) {
             Ok(n) => {
-                count += 1;
+                // ORDERING: Relaxed: the count is read after every traced task has exited,
+                // and a task cannot exit before its notification is answered (after this
+                // increment); the kernel's exit notification to the tracer orders the two.
+                shared.floor_count.fetch_add(1, Ordering::Relaxed);
                 let _ = sys::notif_send(l, n.id, 0, 0, sys::SECCOMP_USER_NOTIF_FLAG_CONTINUE);
             }
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
@@ -404,9 +422,6 @@ fn floor_notifications(shared: &Shared, l: std::os::fd::RawFd) {
             Err(_) => break,
         }
     }
-    let mut st = shared.lock();
-    st.stats.notifications += count;
-    st.stats.continued += count;
 }
 
 impl State {
