@@ -19,11 +19,14 @@ pub enum Event {
     SlotChanged,
     /// A borrower making a file lendable found it closed after its barrier, and gave up.
     LendAbandoned,
+    /// A `dup` whose allocation grew the table (dropping the lock around it) found its source
+    /// fd closed when it relocked: the reference it counted first kept the file alive.
+    DupSourceClosed,
 }
 
 #[cfg(loom)]
-static COUNTS: [std::sync::atomic::AtomicUsize; 6] =
-    [const { std::sync::atomic::AtomicUsize::new(0) }; 6];
+static COUNTS: [std::sync::atomic::AtomicUsize; 7] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 7];
 
 /// Records that `e` happened.
 #[inline(always)]

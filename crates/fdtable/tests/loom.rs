@@ -301,6 +301,53 @@ fn lookup_vs_grow() {
     });
 }
 
+/// A `dup` that must grow the table races with a close of its source fd on another handle.
+/// Growth drops the lock around the new array's allocation, so the close can run inside the
+/// dup: the dup counted its reference before allocating (as the kernel's `dup` takes `fget`
+/// first), so it installs a live file, or it finds the fd closed (EBADF); the file is released
+/// exactly once, after its last use. Without the counted reference the dup installed a file
+/// whose last reference the close had dropped.
+#[test]
+fn dup_growing_vs_close() {
+    model_reaching_events(
+        &["dup installed the file", "dup found the fd closed"],
+        &[fdtable::events::Event::DupSourceClosed],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(1, &rel), 0, NOFILE), Ok(0));
+            assert_eq!(a.install(probe(2, &rel), 0, NOFILE), Ok(1));
+            let mut b = a.share();
+            let t = thread::spawn(move || {
+                let r = b.close_fd(0);
+                drop(b);
+                r
+            });
+            // Slots 0 and 1 are taken: the dup grows the 2-slot table.
+            let d = a.dup(0, NOFILE);
+            assert_eq!(t.join().unwrap(), Ok(()));
+            match d {
+                Ok(fd) => {
+                    // 2, or 0 when the close freed it while the table grew (the lowest free
+                    // fd after the growth, as in the kernel).
+                    assert!(fd == 2 || fd == 0, "{fd}");
+                    saw("dup installed the file");
+                    assert_eq!(a.fget(fd).map(|f| f.touch()), Some(1));
+                    // ORDERING: SeqCst; the release counter, read after the join.
+                    assert_eq!(rel.load(Ordering::SeqCst), 0, "released while installed");
+                }
+                Err(e) => {
+                    assert_eq!(e, Errno::EBADF);
+                    saw("dup found the fd closed");
+                }
+            }
+            drop(a);
+            // ORDERING: SeqCst; the release counter, read after the threads are joined.
+            assert_eq!(rel.load(Ordering::SeqCst), 2);
+        },
+    );
+}
+
 /// Two tasks close the same fd: exactly one succeeds, the other gets EBADF, one release.
 #[test]
 fn close_vs_close() {

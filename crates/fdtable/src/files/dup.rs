@@ -34,12 +34,57 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     #[cold]
     #[inline(never)]
     fn dup_slow(&self, fd: u32, end: usize) -> Result<u32, Errno> {
-        self.locked(|l| {
+        self.dup_from(fd, 0, end, false, None)
+    }
+
+    /// The table part of `dup` and `F_DUPFD`: the lowest free fd in `start..end` gets `fd`'s
+    /// file. `EBADF` if `fd` is not installed; `EINVAL` if `einval_from` is given and not
+    /// below `nofile` (checked after `EBADF`, as `f_dupfd` does).
+    ///
+    /// The file's reference is counted *before* the allocation, as the kernel's `dup` takes
+    /// `fget` first: growing the table drops the lock around the new array's allocation, and
+    /// another thread may close `fd` meanwhile, dropping the slot's reference. If the
+    /// allocation fails, the reference is dropped after the lock.
+    fn dup_from(
+        &self,
+        fd: u32,
+        start: usize,
+        end: usize,
+        cloexec: bool,
+        einval_from: Option<(u32, u64)>,
+    ) -> Result<u32, Errno> {
+        let mut held = None;
+        let r = self.locked(|l| {
             let file = l.lookup(fd as usize).ok_or(Errno::EBADF)?;
+            if let Some((from, nofile)) = einval_from
+                && from as u64 >= nofile
+            {
+                return Err(Errno::EINVAL);
+            }
             let payload = l.payload(fd as usize);
-            l.alloc_and_install(file, 0, end, false, payload)
-        })
-        .map(|fd| fd as u32)
+            let file = file.get();
+            match l.alloc_fd(start, end, cloexec, payload) {
+                Ok(new) => {
+                    if l.lookup(fd as usize).map(|f| f as *const _)
+                        != Some(file.as_ptr().cast_const())
+                    {
+                        crate::events::note(crate::events::Event::DupSourceClosed);
+                    }
+                    l.publish(new, file);
+                    Ok(new as u32)
+                }
+                Err(e) => {
+                    held = Some(file);
+                    Err(e)
+                }
+            }
+        });
+        if let Some(p) = held {
+            // SAFETY: no slot took the reference counted above; ours to drop, outside the lock
+            // (it may be the file's last, if `fd` was closed while the table grew).
+            drop(unsafe { FileRef::from_inner(p) });
+        }
+        r
     }
 
     /// `fcntl(fd, F_DUPFD / F_DUPFD_CLOEXEC, from)` — like [`Files::dup`] but the lowest free
@@ -51,15 +96,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// narrows it exactly as Linux does.
     pub fn dupfd(&self, fd: u32, from: u32, cloexec: bool, nofile: u64) -> Result<u32, Errno> {
         let end = clamp_end(nofile);
-        self.locked(|l| {
-            let file = l.lookup(fd as usize).ok_or(Errno::EBADF)?;
-            if from as u64 >= nofile {
-                return Err(Errno::EINVAL);
-            }
-            let payload = l.payload(fd as usize);
-            l.alloc_and_install(file, from as usize, end, cloexec, payload)
-        })
-        .map(|fd| fd as u32)
+        self.dup_from(fd, from as usize, end, cloexec, Some((from, nofile)))
     }
 
     /// `fcntl(fd, F_DUPFD / F_DUPFD_CLOEXEC, arg)` with `arg` as the system call received it
@@ -140,7 +177,8 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
                 return Err(Errno::EBUSY);
             }
             let payload = l.payload(oldfd as usize);
-            // `expand_files` may have moved the slots, but `file` is held by its slot.
+            // `file` was looked up after `expand_files`, which may drop the lock: its slot
+            // holds it for as long as we hold the lock.
             match l.do_dup2(file.get(), newfd as usize, cloexec, payload) {
                 Ok(displaced) => Ok(displaced),
                 Err(_) => unreachable!("`newfd` was checked not to be reserved"),

@@ -529,24 +529,6 @@ impl<'a, F: ?Sized, P: FdPayload, L: lock_api::RawMutex> Locked<'a, F, P, L> {
         Ok(tofree.map(|p| unsafe { FileRef::from_inner(p) }))
     }
 
-    /// Allocates `>= start` and installs a new reference on `file` there (one lock hold:
-    /// `alloc_fd` + `fd_install`).
-    #[inline(never)]
-    pub(super) fn alloc_and_install(
-        &mut self,
-        file: &FileInner<F>,
-        start: usize,
-        end: usize,
-        cloexec: bool,
-        payload: P,
-    ) -> Result<usize, Errno> {
-        let fd = self.alloc_fd(start, end, cloexec, payload)?;
-        // `alloc_fd` may have grown the table, but the file is held by its slot, which the
-        // copy kept.
-        self.publish(fd, file.get());
-        Ok(fd)
-    }
-
     pub(super) fn state(&self, fd: usize) -> FdState {
         if !self.is_open(fd) {
             return FdState::Free;
