@@ -35,6 +35,14 @@ pub const PATHS: &[(&str, &str)] = &[
         "shared-borrow-with",
         "fdtable: with_fdget_rcu, shared table (the same borrow in its closure form)",
     ),
+    (
+        "shared-qsbr",
+        "fdtable: with_fdget_qsbr, shared table (lent to an online QSBR thread: no section)",
+    ),
+    (
+        "shared-qsbr-qs",
+        "fdtable: with_fdget_qsbr + quiescent_state, shared table (a quiescent state per lookup)",
+    ),
     ("alloc-close", "fdtable: dup + close, unshared table"),
     (
         "alloc-close-64",
@@ -71,6 +79,10 @@ pub const PATHS: &[(&str, &str)] = &[
     (
         "dd-pair-shared",
         "fdtable-vfs: dd read + write pair, shared table (fget + f_pos lock)",
+    ),
+    (
+        "dd-pair-qsbr",
+        "fdtable-vfs: dd pair, shared table, fdget_qsbr (an online QSBR thread, a quiescent state per pair)",
     ),
     (
         "dd-floor",
@@ -177,6 +189,9 @@ pub fn run_path(path: &str, n: u64) -> Result<(), String> {
         "shared-lookup" => lookups::<FdTable>(n, true),
         "shared-borrow" => lookups::<FdTableRcu>(n, true),
         "shared-borrow-with" => lookups::<FdTableRcuWith>(n, true),
+        "shared-qsbr" | "shared-qsbr-qs" => {
+            crate::workloads::qsbr::lookup_instructions(path == "shared-qsbr-qs", n, run_dyn)
+        }
         "shared-fget" => {
             let mut h: Files<BenchFile> = Files::new();
             for i in 0..4 {
@@ -225,7 +240,7 @@ pub fn run_path(path: &str, n: u64) -> Result<(), String> {
         "dd-pair-rwlock" | "dd-pair-mutex" => {
             crate::impls::locked_files::dd_instructions(path, n, run_dyn)?
         }
-        "dd-pair" | "dd-pair-shared" | "dd-floor" => {
+        "dd-pair" | "dd-pair-shared" | "dd-pair-qsbr" | "dd-floor" => {
             crate::workloads::dd::instructions(path, n, run_dyn)?
         }
         "openneg" => {

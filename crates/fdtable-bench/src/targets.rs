@@ -273,6 +273,18 @@ pub fn evaluate(rows: &[Row]) -> Vec<Outcome> {
         String::new(),
     );
     push(
+        "dd shared, QSBR reader (fdget_qsbr): layer ≥ 1.3× cheaper than the best locked table's"
+            .into(),
+        Cmp::Layer(
+            ("dd", "fdtable-qsbr", 1, 2, Some("shared")),
+            locked(),
+            ("dd", "floor", 1, 2, Some("shared")),
+        ),
+        1.3,
+        true,
+        String::new(),
+    );
+    push(
         "dd shared: fdtable ≥ 1.0× the best locked table (pairs/s)".into(),
         Cmp::BestNs(dd_fd, locked()),
         1.0,

@@ -317,3 +317,141 @@ impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for RcuFd<'_, F> {
             .finish()
     }
 }
+
+/// A file lent by [`Files::fdget_qsbr`](crate::Files::fdget_qsbr) to a thread online as a
+/// [`QsbrThread`](crate::rcu::QsbrThread).
+///
+/// On a shared table it holds nothing at all — no reference, no read-side section: the
+/// thread's being online keeps the file from being released until its next quiescent state,
+/// which this borrow of the `QsbrThread` keeps away. On an unshared table it is a light
+/// borrow, as [`Fd`]; a file not lendable yet comes with a counted reference. Before anything
+/// that may block, [`QsbrFd::upgrade`] to a counted reference (then drop this and go
+/// offline).
+#[cfg(any(feature = "std", loom))]
+pub struct QsbrFd<'a, F: ?Sized> {
+    ptr: NonNull<FileInner<F>>,
+    kind: QsbrKind,
+    _borrow: PhantomData<&'a FileInner<F>>,
+    /// Not `Send`: the protection is this thread's.
+    _thread: PhantomData<*const ()>,
+}
+
+/// What a [`QsbrFd`] holds.
+#[cfg(any(feature = "std", loom))]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum QsbrKind {
+    /// Lent to the online thread (shared table).
+    Lent,
+    /// A light borrow (unshared table).
+    Light,
+    /// A counted reference.
+    Counted,
+}
+
+#[cfg(any(feature = "std", loom))]
+impl<'a, F: ?Sized> QsbrFd<'a, F> {
+    /// # Safety
+    ///
+    /// `ptr` was read from a slot while this thread was online as a QSBR reader, which it
+    /// stays for `'a`; the file is lendable (its release waits for the reader's next
+    /// quiescent state).
+    #[inline(always)]
+    pub(crate) unsafe fn lent(ptr: NonNull<FileInner<F>>) -> Self {
+        Self::new(ptr, QsbrKind::Lent)
+    }
+
+    /// # Safety
+    ///
+    /// The file stays installed for `'a` (light borrow).
+    #[inline(always)]
+    pub(crate) unsafe fn light(ptr: NonNull<FileInner<F>>) -> Self {
+        Self::new(ptr, QsbrKind::Light)
+    }
+
+    /// A counted reference, lent as a `QsbrFd`.
+    pub(crate) fn counted(file: FileRef<F>) -> Self {
+        Self::new(FileRef::into_inner(file), QsbrKind::Counted)
+    }
+
+    #[inline(always)]
+    fn new(ptr: NonNull<FileInner<F>>, kind: QsbrKind) -> Self {
+        QsbrFd {
+            ptr,
+            kind,
+            _borrow: PhantomData,
+            _thread: PhantomData,
+        }
+    }
+
+    /// A counted reference to the file (`get_file`), to keep it across something that may
+    /// block, or past the thread's next quiescent state. `None` if the file was closed and
+    /// its last reference dropped since it was lent (its release is waiting for this thread).
+    pub fn upgrade(&self) -> Option<FileRef<F>> {
+        if self.kind == QsbrKind::Lent {
+            // SAFETY: the thread is online, which keeps the memory (and the value) alive.
+            return if unsafe { FileInner::try_get_rcu(self.ptr.as_ptr()) } {
+                // SAFETY: `try_get_rcu` took a reference for the result.
+                Some(unsafe { FileRef::from_inner(self.ptr) })
+            } else {
+                None
+            };
+        }
+        // SAFETY: held by its slot for `'a`, or by our reference.
+        Some(unsafe { FileRef::from_inner(self.ptr.as_ref().get()) })
+    }
+
+    /// `file_count`: the references on the file now (a lent file's are its holders', none
+    /// of them this borrow's).
+    pub fn file_count(&self) -> usize {
+        // SAFETY: alive for as long as `self`.
+        unsafe { self.ptr.as_ref() }.count()
+    }
+
+    /// Whether someone else may be using the file at the same time (`file_count > 1`, what
+    /// `fdget_pos` asks). Always for a lent file, whose holders are not counted.
+    #[inline(always)]
+    pub fn shared_file(&self) -> bool {
+        // SAFETY: alive for as long as `self`.
+        self.kind == QsbrKind::Lent || !unsafe { self.ptr.as_ref() }.has_one_ref()
+    }
+
+    /// Whether the file is lent without a reference (the table is shared), rather than a
+    /// light borrow or a counted reference.
+    #[inline(always)]
+    pub fn is_rcu(&self) -> bool {
+        self.kind == QsbrKind::Lent
+    }
+}
+
+#[cfg(any(feature = "std", loom))]
+impl<F: ?Sized> Deref for QsbrFd<'_, F> {
+    type Target = F;
+    #[inline(always)]
+    fn deref(&self) -> &F {
+        // SAFETY: lent: the release waits for the thread's next quiescent state, which the
+        // borrow of its `QsbrThread` for `'a` keeps away; a light borrow: kept alive by the
+        // slot for `'a`; counted: our reference.
+        unsafe { self.ptr.as_ref() }.value()
+    }
+}
+
+#[cfg(any(feature = "std", loom))]
+impl<F: ?Sized> Drop for QsbrFd<'_, F> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if self.kind == QsbrKind::Counted {
+            // SAFETY: the reference `counted` took over.
+            drop(unsafe { FileRef::from_inner(self.ptr) });
+        }
+    }
+}
+
+#[cfg(any(feature = "std", loom))]
+impl<F: ?Sized + core::fmt::Debug> core::fmt::Debug for QsbrFd<'_, F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("QsbrFd")
+            .field("rcu", &self.is_rcu())
+            .field("file", &&**self)
+            .finish()
+    }
+}

@@ -87,6 +87,8 @@ mod sync;
 pub mod docs;
 
 pub use errno::Errno;
+#[cfg(any(feature = "std", loom))]
+pub use fd::QsbrFd;
 pub use fd::{Fd, RcuFd};
 pub use file_ref::{FileRef, LEND_AFTER};
 pub use files::{

@@ -974,3 +974,88 @@ fn try_unwrap_vs_borrow() {
         },
     );
 }
+
+/// A QSBR reader's lookup races with the close that drops a lent file's last reference: the
+/// reader gets the file (lent, no section, no count) or nothing, and the release waits for
+/// the reader's next quiescent state — every use of the lent file happens-before the release
+/// (loom checks the file's cell), which runs exactly once, before the close returns.
+#[test]
+fn qsbr_lookup_vs_close() {
+    model_reaching(
+        &["lent before the close", "closed before the lookup"],
+        || {
+            let rel = Arc::new(AtomicUsize::new(0));
+            let mut a: Files<Probe> = Files::new();
+            assert_eq!(a.install(probe(60, &rel), 0, NOFILE), Ok(0));
+            let b = a.share();
+            let t = thread::spawn(move || {
+                let mut me = fdtable::rcu::QsbrThread::online().unwrap();
+                // The file becomes lendable before the race (a counted first lookup).
+                drop(b.fdget_qsbr(&me, 0));
+                me.quiescent_state();
+                match b.fdget_qsbr(&me, 0) {
+                    Some(f) => {
+                        assert!(f.is_rcu());
+                        f.touch();
+                        saw("lent before the close");
+                    }
+                    None => saw("closed before the lookup"),
+                }
+                me.quiescent_state();
+                drop(me);
+                drop(b);
+            });
+            a.close_fd(0).unwrap();
+            t.join().unwrap();
+            // ORDERING: SeqCst; the release counter, read after the join.
+            assert_eq!(rel.load(Ordering::SeqCst), 1);
+            drop(a);
+        },
+    );
+}
+
+/// A QSBR reader's lookups race with a growth of the table (which retires the array the
+/// reader may be reading) and a close that drops the file's last reference on the reader's
+/// own thread, through another handle, while the file is lent: the retired array is not
+/// freed before the reader's quiescent state (loom checks every access to it), and the
+/// release made on the online thread runs at that quiescent state, not before.
+#[test]
+fn qsbr_lookup_vs_grow_and_own_close() {
+    model_reaching(&["lent", "retired slot cleared"], || {
+        let rel = Arc::new(AtomicUsize::new(0));
+        let mut a: Files<Probe> = Files::new();
+        assert_eq!(a.install(probe(61, &rel), 0, NOFILE), Ok(0));
+        let mut own = a.share();
+        let b = a.share();
+        let me0 = fdtable::rcu::QsbrThread::online().unwrap();
+        // Lendable before the race.
+        drop(b.fdget_qsbr(&me0, 0));
+        drop(me0);
+        let rel2 = rel.clone();
+        let t = thread::spawn(move || {
+            // Grows the table (2 slots under loom): the array the reader read is retired.
+            assert_eq!(a.replace_fd(2, probe(62, &rel2), 0, NOFILE), Ok(2));
+            drop(a);
+        });
+        let mut me = fdtable::rcu::QsbrThread::online().unwrap();
+        let before = fdtable::events::count(fdtable::events::Event::RetiredSlotCleared);
+        if let Some(f) = b.fdget_qsbr(&me, 0) {
+            f.touch();
+            // The last reference is dropped on this thread while the file is lent:
+            // `own` and `b` share the table, and `t`'s handle goes away on its own.
+            let _ = own.close_fd(0);
+            f.touch();
+            saw("lent");
+        }
+        if fdtable::events::count(fdtable::events::Event::RetiredSlotCleared) > before {
+            saw("retired slot cleared");
+        }
+        me.quiescent_state();
+        t.join().unwrap();
+        drop(me);
+        drop(own);
+        drop(b);
+        // ORDERING: SeqCst; the release counter, read after every handle is gone.
+        assert_eq!(rel.load(Ordering::SeqCst), 2);
+    });
+}

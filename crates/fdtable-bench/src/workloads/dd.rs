@@ -40,7 +40,7 @@ pub const DD: Workload = Workload {
 
 const OUT: &[u8] = b"/tmp/dd.out";
 
-fn key(shared: bool) -> Key {
+pub(crate) fn key(shared: bool) -> Key {
     Key::new("dd", 1, 2).variant(if shared { "shared" } else { "unshared" })
 }
 
@@ -67,7 +67,7 @@ pub(crate) fn setup(shared: bool) -> Result<(Task, Option<Task>, Dd), String> {
 /// `fdget_pos` … `fdput_pos` around `op`, with the position lock decided by `count` (the
 /// references on the file as `fdget` would see them).
 #[inline(always)]
-fn with_pos(
+pub(crate) fn with_pos(
     f: &File,
     count: usize,
     op: impl FnOnce(&File, Option<&mut i64>) -> Result<usize, Errno>,
@@ -93,7 +93,7 @@ fn pair_direct(zero: &File, out: &File) -> Result<(), Errno> {
     Ok(())
 }
 
-fn one_worker(opts: &Opts, w: Worker<'_>) -> Measurement {
+pub(crate) fn one_worker(opts: &Opts, w: Worker<'_>) -> Measurement {
     framework::measure(&dd_opts(opts), vec![w])
 }
 
@@ -234,6 +234,7 @@ fn cases() -> Vec<Case> {
     for shared in [false, true] {
         v.extend([
             fdtable_case(shared),
+            super::qsbr::qsbr_case(shared),
             locked_case::<BeforeFiles<FileRef<File>>>(shared, "lock + ref per lookup"),
             locked_case::<MutexFiles>(shared, "Mutex<Vec<Option<FileRef>>>"),
             locked_case::<RwLockFiles>(shared, "RwLock<Vec<Option<FileRef>>>"),
@@ -247,8 +248,10 @@ fn cases() -> Vec<Case> {
 /// The dd paths of `fdtable bench --instructions` (see [`crate::instructions`]): sets up,
 /// then hands a loop of `n` pairs to `run`.
 pub fn instructions(path: &str, n: u64, run: fn(u64, &mut dyn FnMut(u64))) -> Result<(), String> {
-    let (task, sibling, dd) = setup(path == "dd-pair-shared")?;
-    if path == "dd-floor" {
+    let (task, sibling, dd) = setup(matches!(path, "dd-pair-shared" | "dd-pair-qsbr"))?;
+    if path == "dd-pair-qsbr" {
+        super::qsbr::instructions(&task, &dd, n, run);
+    } else if path == "dd-floor" {
         let (zero, out) = files(&task, &dd)?;
         run(n, &mut |k| {
             for _ in 0..k {
@@ -276,7 +279,7 @@ fn finish(rows: &mut [Row]) {
     for r in rows.iter_mut() {
         if !matches!(
             r.impl_name.as_str(),
-            "fdtable" | "before" | "mutex" | "rwlock"
+            "fdtable" | "fdtable-qsbr" | "before" | "mutex" | "rwlock"
         ) {
             continue;
         }

@@ -7,6 +7,7 @@ pub mod ioctl;
 pub mod lookup;
 pub mod open1;
 pub mod openneg;
+pub(crate) mod qsbr;
 
 use crate::output::Row;
 use crate::suite::Workload;

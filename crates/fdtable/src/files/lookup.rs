@@ -1,6 +1,8 @@
 //! Lookups: the light `fdget` (`fget_light`) and the lock-free `fget` (the RCU fd table).
 
 use super::{FdPayload, FileLike, Files};
+#[cfg(any(feature = "std", loom))]
+use crate::fd::QsbrFd;
 use crate::fd::{Fd, RcuFd};
 use crate::fdtable::TableRef;
 use crate::file_ref::{FileInner, FileRef};
@@ -484,6 +486,9 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// this way. A release that happens on a thread while it is itself inside a borrow section
     /// runs when that section ends.
     ///
+    /// A thread with a natural quiescent state (a dispatch loop) can drop the section too:
+    /// see `Files::fdget_qsbr` (with `std`).
+    ///
     /// Returns `None` for a free or reserved fd.
     #[inline(always)]
     pub fn fdget_rcu(&self, fd: u32) -> Option<RcuFd<'_, F>> {
@@ -551,6 +556,208 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             }
         };
         f(b.as_ref())
+    }
+
+    /// The lookup of a QSBR reader ([`QsbrThread`](crate::rcu::QsbrThread)): on a shared
+    /// table, a file lent with **no read-side section and no reference count** — what the
+    /// kernel's `fget` costs under `rcu_read_lock` on a kernel without preemption. The
+    /// thread's being online is the section: the result borrows `reader`, so it cannot
+    /// survive the thread's next quiescent state, which the file's release waits for.
+    ///
+    /// ```
+    /// use fdtable::rcu::QsbrThread;
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F(u64); impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F(7)), 0, 1024).unwrap();
+    /// let shared = files.share();
+    /// let mut me = QsbrThread::online().unwrap();
+    /// assert_eq!(shared.fdget_qsbr(&me, fd).map(|f| f.0), Some(7));
+    /// assert!(shared.fdget_qsbr(&me, fd + 1).is_none());
+    /// me.quiescent_state();
+    /// ```
+    ///
+    /// Otherwise as [`fdget_rcu`](Files::fdget_rcu): on an unshared table the light lookup;
+    /// a file's first [`LEND_AFTER`](crate::LEND_AFTER) lookups on a shared table take a
+    /// counted reference and the next makes it lendable; a release of a file that was made
+    /// lendable waits for every online thread's next quiescent state, and one that happens
+    /// on an online thread runs at its own next quiescent state (or when it goes offline).
+    /// Before anything that may block, [`QsbrFd::upgrade`] to a counted reference, or drop
+    /// the file and go [`offline`](crate::rcu::QsbrThread::offline).
+    ///
+    /// Returns `None` for a free or reserved fd.
+    ///
+    /// ```compile_fail
+    /// # use fdtable::rcu::QsbrThread;
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// # let mut files: Files<F> = Files::new();
+    /// # let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// # let shared = files.share();
+    /// let mut me = QsbrThread::online().unwrap();
+    /// let f = shared.fdget_qsbr(&me, fd).unwrap();
+    /// me.quiescent_state(); // error: `me` is borrowed by `f`
+    /// drop(f);
+    /// ```
+    #[cfg(any(feature = "std", loom))]
+    #[inline(always)]
+    pub fn fdget_qsbr<'a>(
+        &'a self,
+        reader: &'a crate::rcu::QsbrThread,
+        fd: u32,
+    ) -> Option<QsbrFd<'a, F>> {
+        let _ = reader;
+        let hot = &self.fs().hot;
+        // ORDERING: Acquire; as in `fget_inner`.
+        let arr_ptr = hot.fdt.load(Ordering::Acquire);
+        // SAFETY: the thread is online (`reader` exists): an array retired since its last
+        // quiescent state is not freed before the next, as for a section.
+        let arr = unsafe { TableRef::new(arr_ptr) };
+        let p = match arr.slot(fd as usize) {
+            // ORDERING: Acquire; as in `fget_inner`.
+            Some(slot) => slot.load(Ordering::Acquire),
+            None => core::ptr::null_mut(),
+        };
+        if let Some(p) = NonNull::new(p)
+            // SAFETY: read from a slot while online, which keeps the header alive.
+            && unsafe { p.as_ref() }.lendable()
+        {
+            // SAFETY: read while online, for as long as `reader` is borrowed; lendable, so
+            // its release waits for this thread's next quiescent state.
+            return Some(unsafe { QsbrFd::lent(p) });
+        }
+        if !self.light.get().is_null() {
+            // This handle is the table's only user: `light` is the array read above, and the
+            // slot holds the file for the borrow of `self`, as in `fdget`.
+            // SAFETY: as said.
+            return NonNull::new(p).map(|p| unsafe { QsbrFd::light(p) });
+        }
+        self.fdget_qsbr_slow(fd, arr_ptr)
+    }
+
+    /// [`fdget_qsbr`](Files::fdget_qsbr) around `f`, as [`with_fdget_rcu`](Files::with_fdget_rcu)
+    /// is `fdget_rcu`'s: the lent file, the light borrow and the rest reach `f` on paths of
+    /// their own, so on the first two nothing is tested to end the borrow and `f`'s own tests
+    /// of it ([`QsbrFd::is_rcu`], [`QsbrFd::shared_file`]) fold away. For a syscall layer's
+    /// hot paths.
+    ///
+    /// ```
+    /// use fdtable::rcu::QsbrThread;
+    /// # use fdtable::{Errno, Files, FileRef, FileLike};
+    /// # struct F(u64); impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F(7)), 0, 1024).unwrap();
+    /// let shared = files.share();
+    /// let me = QsbrThread::online().unwrap();
+    /// let read = |fd| shared.with_fdget_qsbr(&me, fd, |f| f.map(|f| f.0).ok_or(Errno::EBADF));
+    /// assert_eq!(read(fd), Ok(7));
+    /// assert_eq!(read(fd + 1), Err(Errno::EBADF));
+    /// ```
+    #[cfg(any(feature = "std", loom))]
+    #[inline(always)]
+    pub fn with_fdget_qsbr<'a, R>(
+        &'a self,
+        reader: &'a crate::rcu::QsbrThread,
+        fd: u32,
+        f: impl FnOnce(Option<&QsbrFd<'a, F>>) -> R,
+    ) -> R {
+        let _ = reader;
+        let hot = &self.fs().hot;
+        // ORDERING: Acquire; as in `fget_inner`.
+        let arr_ptr = hot.fdt.load(Ordering::Acquire);
+        // SAFETY: as in `fdget_qsbr`.
+        let arr = unsafe { TableRef::new(arr_ptr) };
+        let p = match arr.slot(fd as usize) {
+            // ORDERING: Acquire; as in `fget_inner`.
+            Some(slot) => slot.load(Ordering::Acquire),
+            None => core::ptr::null_mut(),
+        };
+        if let Some(p) = NonNull::new(p)
+            // SAFETY: as in `fdget_qsbr`.
+            && unsafe { p.as_ref() }.lendable()
+        {
+            // SAFETY: as in `fdget_qsbr`.
+            return f(Some(&unsafe { QsbrFd::lent(p) }));
+        }
+        if !self.light.get().is_null() {
+            return match NonNull::new(p) {
+                // SAFETY: as in `fdget_qsbr`.
+                Some(p) => f(Some(&unsafe { QsbrFd::light(p) })),
+                None => f(None),
+            };
+        }
+        let b = self.fdget_qsbr_slow(fd, arr_ptr);
+        f(b.as_ref())
+    }
+
+    /// [`Files::fdget_qsbr`] on a shared table (or one this handle has not yet seen alone)
+    /// when the fast path found no lendable file: an empty slot, perhaps of a retired array;
+    /// a file not lendable yet (a counted reference, and perhaps the file made lendable).
+    #[cfg(any(feature = "std", loom))]
+    #[cold]
+    #[inline(never)]
+    fn fdget_qsbr_slow(
+        &self,
+        fd: u32,
+        mut seen: *mut crate::fdtable::FdTable<F, P>,
+    ) -> Option<QsbrFd<'_, F>> {
+        let hot = &self.fs().hot;
+        // ORDERING: Acquire; as in `fdget_slow`.
+        if hot.count.load(Ordering::Acquire) == 1 {
+            // ORDERING: Relaxed; as in `become_light`.
+            self.light.set(hot.fdt.load(Ordering::Relaxed));
+            // SAFETY: as in `fdget`: the slot holds the file for the borrow of `self`.
+            return self
+                .light_lookup(fd)
+                .flatten()
+                .map(|p| unsafe { QsbrFd::light(p) });
+        }
+        loop {
+            // ORDERING: Acquire; as in `fget_inner`.
+            let arr_ptr = hot.fdt.load(Ordering::Acquire);
+            if arr_ptr != seen {
+                // The fast path read an array that growth has retired since (and perhaps
+                // an empty slot of it, cleared by the growth): this reads the new one.
+                crate::events::note(crate::events::Event::RetiredSlotCleared);
+                seen = arr_ptr;
+            }
+            // SAFETY: the caller is online (see `fdget_qsbr`).
+            let arr = unsafe { TableRef::new(arr_ptr) };
+            let slot = arr.slot(fd as usize)?;
+            // ORDERING: Acquire; as in `fget_inner`.
+            let Some(p) = NonNull::new(slot.load(Ordering::Acquire)) else {
+                // ORDERING: Acquire; as in `fget_empty`: an empty slot of a retired array.
+                if hot.fdt.load(Ordering::Acquire) != arr_ptr {
+                    continue;
+                }
+                return None;
+            };
+            // SAFETY: read from a slot while online, which keeps the header alive.
+            if unsafe { p.as_ref() }.lendable() {
+                // SAFETY: as in `fdget_qsbr`.
+                return Some(unsafe { QsbrFd::lent(p) });
+            }
+            // SAFETY: as above.
+            let got = unsafe { FileInner::try_get_rcu(p.as_ptr()) };
+            // ORDERING: Acquire; as in `fget_inner`.
+            if !got || slot.load(Ordering::Acquire) != p.as_ptr() {
+                if got {
+                    crate::events::note(crate::events::Event::SlotChanged);
+                }
+                // SAFETY: if `got`, `try_get_rcu` took a reference, dropped here (a release
+                // of a lent file on this online thread waits for its quiescent state).
+                drop(got.then(|| unsafe { FileRef::from_inner(p) }));
+                continue;
+            }
+            // SAFETY: `try_get_rcu` took a reference, which the result takes over.
+            let file = unsafe { FileRef::from_inner(p) };
+            if file.inner().lend_due() && file.may_lend() {
+                // SAFETY: `p` was read from `slot` while online, which counts as a borrow
+                // section for the release's wait (it waits for every online thread).
+                unsafe { FileInner::make_lendable(p, slot) };
+            }
+            return Some(QsbrFd::counted(file));
+        }
     }
 
     /// [`Files::fdget_rcu_in`], out of line: for the rare paths of [`Files::with_fdget_rcu`].

@@ -95,6 +95,8 @@ static SENTINEL: Record = Record {
     borrow_slow: Cell::new(0),
     pending: Cell::new(ptr::null_mut()),
     current: AtomicUsize::new(0),
+    online: AtomicUsize::new(0),
+    exit_deferred: Cell::new(false),
     in_use: AtomicBool::new(true),
     next: ptr::null(),
     bag: UnsafeCell::new(Queue::new()),
@@ -146,6 +148,12 @@ pub(crate) struct Record {
     /// rather than load the global: one load from a line they own instead of two from a
     /// shared one; a stale value only makes the next advance wait for the section).
     current: AtomicUsize,
+    /// While the owner is a QSBR reader (`super::qsbr`): the epoch of its last quiescent
+    /// state; 0 otherwise. An advance treats it as a lookup section that began then.
+    online: AtomicUsize,
+    /// The owner thread exited while a QSBR reader: its `QsbrThread`, dropped later by the
+    /// thread's own exit, gives the record back (owner-only).
+    exit_deferred: Cell<bool>,
     /// Owned by a live thread.
     in_use: AtomicBool,
     next: *const Record,
@@ -551,6 +559,8 @@ fn claim_record() -> Option<NonNull<Record>> {
             // first section is ordered after the lock (as for a new record).
             rec.current
                 .store(EPOCH.load(Ordering::Relaxed), Ordering::Relaxed);
+            // Owner-only; a record is given back offline (`online` is 0).
+            rec.exit_deferred.set(false);
             return NonNull::new(r as *mut Record);
         }
         r = rec.next;
@@ -568,6 +578,8 @@ fn claim_record() -> Option<NonNull<Record>> {
             borrow_slow: Cell::new(0),
             pending: Cell::new(ptr::null_mut()),
             current: AtomicUsize::new(EPOCH.load(Ordering::Acquire)),
+            online: AtomicUsize::new(0),
+            exit_deferred: Cell::new(false),
             in_use: AtomicBool::new(true),
             next: reg.head,
             bag: UnsafeCell::new(Queue::new()),
@@ -705,15 +717,24 @@ fn borrow_end_slow(rec: &Record) {
     rec.borrow_slow.set(0);
     // ORDERING: Release; as in `lookup_end_fast`.
     rec.borrow.store(0, Ordering::Release);
+    // ORDERING: Relaxed; the owner's own word.
+    if rec.online.load(Ordering::Relaxed) != 0 {
+        // A QSBR reader: what waits runs at its next quiescent state (a release from here
+        // would wait for this thread's own quiescent state).
+        rec.borrow_slow.set(PENDING);
+        return;
+    }
     run_pending_releases(rec);
 }
 
-/// Whether this thread is inside a borrow section.
+/// Whether this thread is inside a borrow section, or a QSBR reader (whose borrows last
+/// until its next quiescent state).
 pub(super) fn in_borrow() -> bool {
     record().is_some_and(|r| {
         // SAFETY: this thread's record.
-        // ORDERING: Relaxed; the owner's own word.
-        unsafe { r.as_ref() }.borrow.load(Ordering::Relaxed) != 0
+        let rec = unsafe { r.as_ref() };
+        // ORDERING: Relaxed both; the owner's own words.
+        rec.borrow.load(Ordering::Relaxed) != 0 || rec.online.load(Ordering::Relaxed) != 0
     })
 }
 
@@ -779,7 +800,8 @@ pub(super) fn synchronize_borrows() {
             // a finished section did with the file happens-before its release. A section whose
             // begin store this scan (after the membarrier) does not see cannot see the file
             // (module docs: the Dekker pairing).
-            if rec.borrow.load(Ordering::Acquire) != 0 {
+            // A QSBR reader lends until its next quiescent state: an open borrow.
+            if rec.borrow.load(Ordering::Acquire) != 0 || rec.online.load(Ordering::Acquire) != 0 {
                 open = true;
                 break;
             }
@@ -817,17 +839,130 @@ struct ExitGuard;
 
 impl Drop for ExitGuard {
     fn drop(&mut self) {
-        let r = LOCAL.with(|c| c.replace(NO_RECORD));
-        BORROW.with(|c| c.set(&raw const SENTINEL));
-        if (r as usize) <= NO_RECORD as usize {
-            return;
+        let r = local();
+        if (r as usize) > NO_RECORD as usize {
+            // SAFETY: this thread's record.
+            let rec = unsafe { &*r };
+            // ORDERING: Relaxed; the owner's own word.
+            if rec.online.load(Ordering::Relaxed) != 0 {
+                // A `QsbrThread` of this thread is still alive (in a thread-local whose
+                // destructor runs later): its lookups need the record, so its drop gives the
+                // record back.
+                rec.exit_deferred.set(true);
+                return;
+            }
         }
-        // SAFETY: this thread's record.
-        let rec = unsafe { &*r };
-        // SAFETY: owner-only bag; the record is still ours.
-        let bag = unsafe { &mut *rec.bag.get() };
-        REGISTRY.lock().orphans.append(bag);
-        release_record(rec);
+        exit_record();
+    }
+}
+
+/// The thread is exiting: gives its record back (its bag to the orphans).
+fn exit_record() {
+    let r = LOCAL.with(|c| c.replace(NO_RECORD));
+    BORROW.with(|c| c.set(&raw const SENTINEL));
+    if (r as usize) <= NO_RECORD as usize {
+        return;
+    }
+    // SAFETY: this thread's record.
+    let rec = unsafe { &*r };
+    // SAFETY: owner-only bag; the record is still ours.
+    let bag = unsafe { &mut *rec.bag.get() };
+    REGISTRY.lock().orphans.append(bag);
+    release_record(rec);
+}
+
+/// Makes this thread a QSBR reader (`super::qsbr`): its record's `online` word announces
+/// the epoch from now on, until [`qsbr_offline`].
+pub(super) fn qsbr_online() -> Result<NonNull<Record>, crate::Errno> {
+    let r = match record() {
+        Some(r) => r,
+        None => {
+            if !records_allowed() {
+                return Err(crate::Errno::ENOSYS);
+            }
+            if !local().is_null() || !register() {
+                // Exiting, or no memory for a record.
+                return Err(crate::Errno::ENOMEM);
+            }
+            record().ok_or(crate::Errno::ENOMEM)?
+        }
+    };
+    // SAFETY: this thread's record, alive forever.
+    let rec = unsafe { r.as_ref() };
+    // ORDERING: Relaxed; the owner's own word.
+    if rec.online.load(Ordering::Relaxed) != 0 {
+        return Err(crate::Errno::EBUSY);
+    }
+    qsbr_go_online(rec);
+    Ok(r)
+}
+
+/// Announces the epoch in `online`: as a section's begin, a store then the reader's half
+/// of the fence pair (the advancer must see it before this thread's next loads).
+fn qsbr_go_online(rec: &Record) {
+    // ORDERING: as in `begin_lookup_on`.
+    rec.online
+        .store(rec.current.load(Ordering::Acquire), Ordering::Release);
+    light_barrier();
+}
+
+/// A quiescent state of the QSBR reader on `r` (this thread's record): nothing it read
+/// before is used after. Runs the releases that waited for it.
+#[inline(always)]
+pub(super) fn qsbr_quiescent(r: NonNull<Record>) {
+    // SAFETY: this thread's record (from `qsbr_online`), alive forever.
+    let rec = unsafe { r.as_ref() };
+    if !rec.pending.get().is_null() {
+        return qsbr_quiescent_pending(r);
+    }
+    // ORDERING: Release; pairs with the Acquire load in `try_advance`: every use before
+    // this point happens-before a free the advance allows. Acquire on `current`, as in
+    // `begin_lookup_on`. No barrier: the word stays non-zero, and a stale value only makes
+    // the next advance wait.
+    rec.online
+        .store(rec.current.load(Ordering::Acquire), Ordering::Release);
+}
+
+/// [`qsbr_quiescent`] with releases waiting: offline (which runs them), then online again.
+#[cold]
+#[inline(never)]
+fn qsbr_quiescent_pending(r: NonNull<Record>) {
+    qsbr_offline(r);
+    // SAFETY: as in `qsbr_quiescent`.
+    qsbr_go_online(unsafe { r.as_ref() });
+}
+
+/// The QSBR reader on `r` goes offline (it blocks, or stops being a reader): advances no
+/// longer wait for it. Runs the releases that waited, unless a borrow section is open.
+pub(super) fn qsbr_offline(r: NonNull<Record>) {
+    // SAFETY: as in `qsbr_quiescent`.
+    let rec = unsafe { r.as_ref() };
+    // ORDERING: Release; as in `qsbr_quiescent`.
+    rec.online.store(0, Ordering::Release);
+    // ORDERING: Relaxed; the owner's own word.
+    if rec.borrow.load(Ordering::Relaxed) == 0 && !rec.pending.get().is_null() {
+        // No borrow open: the nesting count is 0, and only the flag of `pending` can be set.
+        rec.borrow_slow.set(0);
+        run_pending_releases(rec);
+    }
+}
+
+/// The QSBR reader on `r` comes back online after [`qsbr_offline`].
+pub(super) fn qsbr_back_online(r: NonNull<Record>) {
+    // SAFETY: as in `qsbr_quiescent`.
+    qsbr_go_online(unsafe { r.as_ref() });
+}
+
+/// The `QsbrThread` on `r` is dropped: offline, and if the thread's exit already ran (see
+/// `ExitGuard`), the record goes back.
+pub(super) fn qsbr_drop(r: NonNull<Record>) {
+    if local() != r.as_ptr().cast_const() {
+        return;
+    }
+    qsbr_offline(r);
+    // SAFETY: as in `qsbr_quiescent`.
+    if unsafe { r.as_ref() }.exit_deferred.get() {
+        exit_record();
     }
 }
 
@@ -903,7 +1038,14 @@ fn try_advance(reg: &Registry) -> usize {
         // finished section did happens-before the frees this advance allows.
         let l = rec.lookup.load(Ordering::Acquire);
         let b = rec.borrow.load(Ordering::Acquire);
-        if (l != 0 && l != e) || (b != 0 && b != e) || rec.put.load(Ordering::Acquire) != 0 {
+        // ORDERING: Acquire; pairs with the Release store of a quiescent state (or of going
+        // offline): what the reader did before it happens-before the frees this allows.
+        let q = rec.online.load(Ordering::Acquire);
+        if (l != 0 && l != e)
+            || (b != 0 && b != e)
+            || (q != 0 && q != e)
+            || rec.put.load(Ordering::Acquire) != 0
+        {
             return e;
         }
         r = rec.next;
@@ -1092,5 +1234,80 @@ mod tests {
         }
         // ORDERING: Relaxed; a test counter.
         assert_eq!(freed.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn an_online_reader_blocks_reclamation_until_its_quiescent_state() {
+        let freed = Arc::new(Counter::new(0));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (step_tx, step_rx) = std::sync::mpsc::channel::<u8>();
+        let reader = std::thread::spawn(move || {
+            let r = qsbr_online().unwrap();
+            assert_eq!(qsbr_online().unwrap_err(), crate::Errno::EBUSY);
+            tx.send(()).unwrap();
+            // 1: a quiescent state; 2: offline for good.
+            while let Ok(step) = step_rx.recv() {
+                if step == 1 {
+                    qsbr_quiescent(r);
+                } else {
+                    qsbr_drop(r);
+                }
+                tx.send(()).unwrap();
+            }
+        });
+        rx.recv().unwrap();
+        let o = Box::into_raw(Box::new(Obj {
+            head: RcuHead::new(),
+            freed: freed.clone(),
+        }));
+        // SAFETY: never published, freed once by the callback.
+        unsafe { call_rcu(NonNull::new_unchecked(o as *mut RcuHead), free_obj) };
+        for _ in 0..4 {
+            drain();
+        }
+        // ORDERING: Relaxed; a test counter.
+        assert_eq!(
+            freed.load(Ordering::Relaxed),
+            0,
+            "freed under an online reader"
+        );
+        // Each quiescent state lets one advance through: two are needed (more if another
+        // test of this binary holds a section meanwhile).
+        for _ in 0..10_000 {
+            // ORDERING: Relaxed; a test counter.
+            if freed.load(Ordering::Relaxed) == 1 {
+                break;
+            }
+            step_tx.send(1).unwrap();
+            rx.recv().unwrap();
+            drain();
+        }
+        // ORDERING: Relaxed; a test counter.
+        assert_eq!(
+            freed.load(Ordering::Relaxed),
+            1,
+            "quiescent states let it go"
+        );
+        // Offline, it holds nothing back.
+        step_tx.send(2).unwrap();
+        rx.recv().unwrap();
+        let o = Box::into_raw(Box::new(Obj {
+            head: RcuHead::new(),
+            freed: freed.clone(),
+        }));
+        // SAFETY: as above.
+        unsafe { call_rcu(NonNull::new_unchecked(o as *mut RcuHead), free_obj) };
+        for _ in 0..10_000 {
+            // ORDERING: Relaxed; a test counter.
+            if freed.load(Ordering::Relaxed) == 2 {
+                break;
+            }
+            drain();
+            std::thread::yield_now();
+        }
+        // ORDERING: Relaxed; a test counter.
+        assert_eq!(freed.load(Ordering::Relaxed), 2);
+        drop(step_tx);
+        reader.join().unwrap();
     }
 }

@@ -141,3 +141,59 @@ pub(super) fn synchronize() {
         loom::thread::yield_now();
     }
 }
+
+loom::thread_local! {
+    /// Whether this model thread is a QSBR reader (its section held open between
+    /// quiescent states).
+    static ONLINE: core::cell::Cell<bool> = core::cell::Cell::new(false);
+    /// Releases waiting for this QSBR reader's next quiescent state.
+    static PENDING: core::cell::RefCell<Vec<Deferred>> = core::cell::RefCell::new(Vec::new());
+}
+
+/// A QSBR reader goes online: a section that stays open until its next quiescent state.
+/// False if it already was.
+pub(super) fn qsbr_online() -> bool {
+    if ONLINE.with(|o| o.replace(true)) {
+        return false;
+    }
+    pin();
+    true
+}
+
+/// A quiescent state: the section ends (the model's grace period may complete here), what
+/// waited for it runs, and a new one begins.
+pub(super) fn qsbr_quiescent() {
+    qsbr_offline();
+    qsbr_online();
+}
+
+/// Offline: the section ends and what waited for it runs.
+pub(super) fn qsbr_offline() {
+    if !ONLINE.with(|o| o.replace(false)) {
+        return;
+    }
+    unpin();
+    let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
+    for d in pending {
+        // SAFETY: queued by `defer_until_quiescent`, whose contract makes one call sound.
+        unsafe { (d.func)(d.head) };
+    }
+}
+
+/// Whether this model thread is a QSBR reader.
+pub(super) fn in_qsbr() -> bool {
+    ONLINE.with(|o| o.get())
+}
+
+/// Runs `func(head)` at this QSBR reader's next quiescent state.
+///
+/// # Safety
+///
+/// As [`super::defer_until_borrows_end`].
+pub(super) unsafe fn defer_until_quiescent(
+    head: NonNull<RcuHead>,
+    func: unsafe fn(NonNull<RcuHead>),
+) {
+    let addr = head.as_ptr() as usize;
+    PENDING.with(|p| p.borrow_mut().push(Deferred { head, func, addr }));
+}

@@ -23,6 +23,10 @@
 //!   library registers for `membarrier` when it is loaded, while the process normally has
 //!   one thread: registering a process that already runs several threads costs an RCU grace
 //!   period in the kernel (milliseconds), which the first release would otherwise pay.
+//!   A thread with a natural quiescent state (a dispatch loop between requests) can go
+//!   further and become a `QsbrThread`: its lookups (`Files::fdget_qsbr`)
+//!   need no section at all, as the kernel's need none without preemption, and it reports
+//!   its quiescent states itself (liburcu's QSBR flavour).
 //! - **Without `std`**: the embedder's own RCU, through the [`Rcu`] trait and the
 //!   [`set_rcu!`](crate::set_rcu) macro — a kernel maps it to its `rcu_read_lock`,
 //!   `rcu_read_unlock` and `call_rcu`. [`PortableRcu`] is a ready-made one that needs nothing
@@ -40,8 +44,12 @@ mod epoch;
 #[cfg(loom)]
 mod loom_model;
 mod portable;
+#[cfg(any(feature = "std", loom))]
+mod qsbr;
 
 pub use portable::PortableRcu;
+#[cfg(any(feature = "std", loom))]
+pub use qsbr::QsbrThread;
 
 /// The link a deferred free is queued by, embedded in every object the table retires (the
 /// kernel's `struct rcu_head`). Between [`Rcu::call_rcu`] and the callback, its fields belong
@@ -387,20 +395,26 @@ pub(crate) fn release_barrier() {
     crate::sync::fence(crate::sync::Ordering::SeqCst);
 }
 
-/// Whether this thread is inside a borrow section (with the built-in RCU; elsewhere the
-/// embedder's rule applies: no `synchronize_rcu` inside a read-side section).
+/// Whether this thread is inside a borrow section or online as a QSBR reader (with the
+/// built-in RCU, and a QSBR reader under loom; elsewhere the embedder's rule applies: no
+/// `synchronize_rcu` inside a read-side section).
 pub(crate) fn in_borrow() -> bool {
     #[cfg(all(feature = "std", not(loom)))]
     {
         epoch::in_borrow()
     }
-    #[cfg(not(all(feature = "std", not(loom))))]
+    #[cfg(loom)]
+    {
+        loom_model::in_qsbr()
+    }
+    #[cfg(all(not(feature = "std"), not(loom)))]
     {
         false
     }
 }
 
-/// Runs `func(head)` when this thread's outermost borrow section ends.
+/// Runs `func(head)` when this thread's outermost borrow section ends (and, on a QSBR
+/// reader, at its next quiescent state or when it goes offline).
 ///
 /// # Safety
 ///
@@ -414,7 +428,12 @@ pub(crate) unsafe fn defer_until_borrows_end(
     unsafe {
         epoch::defer_until_borrows_end(head, func)
     }
-    #[cfg(not(all(feature = "std", not(loom))))]
+    #[cfg(loom)]
+    // SAFETY: forwarded contract.
+    unsafe {
+        loom_model::defer_until_quiescent(head, func)
+    }
+    #[cfg(all(not(feature = "std"), not(loom)))]
     {
         let _ = (head, func);
         unreachable!("in_borrow() is false outside the built-in RCU");

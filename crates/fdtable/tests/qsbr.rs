@@ -1,0 +1,281 @@
+//! `fdget_qsbr`: files lent to a QSBR reader ([`QsbrThread`]) with no section and no reference
+//! count. A release waits for every online reader's next quiescent state; one that happens
+//! on an online reader runs at its own; an offline or exited reader holds nothing back.
+//!
+//! The tests of this binary run in parallel, and a release in one waits for the readers of
+//! all: like any user, each goes offline before it blocks.
+
+#![cfg(not(loom))]
+
+use fdtable::rcu::QsbrThread;
+use fdtable::{Errno, FileLike, FileRef, Files, LEND_AFTER};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+struct Probe {
+    id: usize,
+    released: AtomicBool,
+    releases: Arc<AtomicUsize>,
+}
+impl FileLike for Probe {}
+impl Probe {
+    fn check(&self) -> usize {
+        // ORDERING: SeqCst (more than needed); a use must never see its file released.
+        assert!(
+            !self.released.load(Ordering::SeqCst),
+            "file {} used after release",
+            self.id
+        );
+        self.id
+    }
+}
+impl Drop for Probe {
+    fn drop(&mut self) {
+        // ORDERING: SeqCst (more than needed); test flags.
+        assert!(!self.released.swap(true, Ordering::SeqCst));
+        self.releases.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn probe(id: usize, r: &Arc<AtomicUsize>) -> FileRef<Probe> {
+    FileRef::new(Probe {
+        id,
+        released: AtomicBool::new(false),
+        releases: r.clone(),
+    })
+}
+
+fn released(r: &AtomicUsize) -> usize {
+    // ORDERING: SeqCst (more than needed); see `Drop for Probe`.
+    r.load(Ordering::SeqCst)
+}
+
+/// Looks `fd` up until its file is lent without a reference.
+fn make_lendable(files: &Files<Probe>, me: &QsbrThread, fd: u32) {
+    for _ in 0..=LEND_AFTER + 2 {
+        if files.fdget_qsbr(me, fd).unwrap().is_rcu() {
+            return;
+        }
+    }
+    panic!("fd {fd} not lent after {} lookups", LEND_AFTER + 3);
+}
+
+#[test]
+fn one_reader_per_thread_and_lookups_lend_after_a_few() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(1, &r), 0, 1024).unwrap();
+    let mut me = QsbrThread::online().unwrap();
+    assert_eq!(QsbrThread::online().unwrap_err(), Errno::EBUSY);
+    // Unshared: light borrows.
+    let f = files.fdget_qsbr(&me, 0).unwrap();
+    assert!(!f.is_rcu());
+    assert_eq!(f.check(), 1);
+    drop(f);
+    assert!(files.fdget_qsbr(&me, 1).is_none());
+    assert!(files.fdget_qsbr(&me, u32::MAX).is_none());
+    // Shared: counted first, then lent.
+    let other = files.share();
+    let mut counted = 0;
+    loop {
+        let f = other.fdget_qsbr(&me, 0).unwrap();
+        if f.is_rcu() {
+            assert_eq!(f.file_count(), 1, "a lent file: no reference taken");
+            break;
+        }
+        assert_eq!(f.file_count(), 2, "a counted lookup holds a reference");
+        counted += 1;
+        assert!(counted <= LEND_AFTER + 1, "not lent after {counted}");
+    }
+    me.quiescent_state();
+    assert!(other.fdget_qsbr(&me, 5).is_none());
+    assert!(other.fdget_qsbr(&me, u32::MAX).is_none());
+    drop(me);
+    // Online again once the first is gone.
+    let me = QsbrThread::online().unwrap();
+    assert!(other.fdget_qsbr(&me, 0).unwrap().is_rcu());
+    drop(other);
+    // The last reference goes on this online thread: the release waits for its quiescent
+    // state (here, the reader's drop).
+    drop(files);
+    assert_eq!(released(&r), 0);
+    drop(me);
+    assert_eq!(released(&r), 1);
+}
+
+#[test]
+fn a_close_on_another_thread_waits_for_the_readers_quiescent_state() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(7, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    let mut me = QsbrThread::online().unwrap();
+    make_lendable(&files, &me, 0);
+    let closing = Arc::new(AtomicBool::new(false));
+    let closed = Arc::new(AtomicBool::new(false));
+    {
+        let lent = files.fdget_qsbr(&me, 0).unwrap();
+        assert!(lent.is_rcu());
+        let t = {
+            let (closing, closed) = (closing.clone(), closed.clone());
+            std::thread::spawn(move || {
+                // ORDERING: SeqCst (more than needed); test flags.
+                closing.store(true, Ordering::SeqCst);
+                other.close_fd(0).unwrap();
+                closed.store(true, Ordering::SeqCst);
+                other
+            })
+        };
+        // ORDERING: SeqCst (more than needed); test flags.
+        while !closing.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        // The close cannot complete while this thread is online without a quiescent state,
+        // whether or not the lent file is still in use.
+        for _ in 0..1000 {
+            assert_eq!(lent.check(), 7);
+            std::thread::yield_now();
+        }
+        drop(lent);
+        for _ in 0..100 {
+            std::thread::yield_now();
+        }
+        assert_eq!(released(&r), 0);
+        assert!(!closed.load(Ordering::SeqCst), "the close did not wait");
+        me.quiescent_state();
+        // Offline while blocked (the protocol): a release elsewhere may wait for this thread.
+        let other = me.offline(|| t.join().unwrap());
+        assert!(closed.load(Ordering::SeqCst));
+        assert_eq!(released(&r), 1);
+        drop(other);
+    }
+    assert!(files.fdget_qsbr(&me, 0).is_none());
+}
+
+#[test]
+fn a_release_on_the_reader_runs_at_its_quiescent_state() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(3, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    let mut me = QsbrThread::online().unwrap();
+    make_lendable(&files, &me, 0);
+    let lent = files.fdget_qsbr(&me, 0).unwrap();
+    // The same thread closes it through another handle: the release cannot wait for this
+    // thread's own quiescent state, so it runs there.
+    other.close_fd(0).unwrap();
+    assert_eq!(lent.check(), 3);
+    assert!(lent.upgrade().is_none(), "its last reference is gone");
+    drop(lent);
+    assert_eq!(released(&r), 0);
+    // A borrow section that ends meanwhile does not run it either.
+    files.install(probe(4, &r), 0, 1024).unwrap();
+    drop(files.fdget_rcu(0));
+    assert_eq!(released(&r), 0);
+    me.quiescent_state();
+    assert_eq!(released(&r), 1);
+    // Going offline runs what waits too.
+    make_lendable(&files, &me, 0);
+    other.close_fd(0).unwrap();
+    assert_eq!(released(&r), 1);
+    let during = me.offline(|| released(&r));
+    assert_eq!(during, 2, "offline ran the release before `f`");
+    drop(me);
+    drop(other);
+}
+
+#[test]
+fn an_offline_reader_holds_nothing_back() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(5, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    let mut me = QsbrThread::online().unwrap();
+    make_lendable(&files, &me, 0);
+    me.offline(|| {
+        // A close on another thread completes while this one is offline.
+        let t = std::thread::spawn(move || {
+            other.close_fd(0).unwrap();
+            other
+        });
+        drop(t.join().unwrap());
+    });
+    assert_eq!(released(&r), 1);
+    assert!(files.fdget_qsbr(&me, 0).is_none());
+}
+
+#[test]
+fn a_reader_left_in_a_thread_local_does_not_stall_grace_periods() {
+    std::thread_local! {
+        static READER: std::cell::RefCell<Option<QsbrThread>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(8, &r), 0, 1024).unwrap();
+    let other = files.share();
+    std::thread::spawn(move || {
+        let me = QsbrThread::online().unwrap();
+        make_lendable(&other, &me, 0);
+        assert!(other.fdget_qsbr(&me, 0).unwrap().is_rcu());
+        // Dropped by the thread's exit, after the library's own thread-local state.
+        READER.with(|c| *c.borrow_mut() = Some(me));
+        drop(other);
+    })
+    .join()
+    .unwrap();
+    // The exited reader is offline: this release (of a lent file) does not wait for it.
+    files.close_fd(0).unwrap();
+    assert_eq!(released(&r), 1);
+}
+
+#[test]
+fn readers_and_closers_race() {
+    // Each close of a lent file waits for a quiescent state of every reader: with more busy
+    // threads than CPUs, that is a scheduler slice, so the test stays small.
+    const THREADS: usize = 1;
+    const ROUNDS: usize = 300;
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    for i in 0..8 {
+        files.install(probe(100 + i, &r), 0, 1024).unwrap();
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let h = files.share();
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut me = QsbrThread::online().unwrap();
+                let mut seen = 0usize;
+                let mut passes = 0;
+                // ORDERING: Relaxed; a stop flag.
+                while passes < 100 || !stop.load(Ordering::Relaxed) {
+                    passes += 1;
+                    for fd in 0..8 {
+                        if let Some(f) = h.fdget_qsbr(&me, fd) {
+                            f.check();
+                            seen += 1;
+                        }
+                    }
+                    me.quiescent_state();
+                }
+                seen
+            })
+        })
+        .collect();
+    let mut closer = files.share();
+    for round in 0..ROUNDS {
+        let fd = (round % 8) as u32;
+        let _ = closer.close_fd(fd);
+        closer.install(probe(1000 + round, &r), 0, 1024).unwrap();
+    }
+    // ORDERING: Relaxed; a stop flag.
+    stop.store(true, Ordering::Relaxed);
+    let seen: usize = readers.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(seen > 0);
+    drop(closer);
+    drop(files);
+    fdtable::reclaim_drain();
+    assert_eq!(released(&r), 8 + ROUNDS, "every file released exactly once");
+}
