@@ -698,7 +698,9 @@ impl<F> FileRef<F> {
     /// holds the file right now — and when this thread is itself inside a
     /// [`Files::fdget_rcu`](crate::Files::fdget_rcu) borrow (a file that was lent without a
     /// reference must first wait for its borrowers, which this thread's own borrow would
-    /// block): drop the borrow first, or drop `this` and let the release run as usual.
+    /// block): drop the borrow first, or drop `this` and let the release run as usual. The
+    /// same holds while this thread is online as a QSBR reader (`rcu::QsbrThread`, with
+    /// `std`): call it inside `QsbrThread::offline`.
     ///
     /// Like the release, a file that was lent without a reference first waits until no borrow
     /// that could still hold it remains (see [`Files::fdget_rcu`](crate::Files::fdget_rcu));

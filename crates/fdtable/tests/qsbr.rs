@@ -279,3 +279,18 @@ fn readers_and_closers_race() {
     fdtable::reclaim_drain();
     assert_eq!(released(&r), 8 + ROUNDS, "every file released exactly once");
 }
+
+#[test]
+fn try_unwrap_waits_for_offline() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut me = QsbrThread::online().unwrap();
+    let f = probe(11, &r);
+    // Online, as inside a borrow: the reference comes back.
+    let Err(f) = FileRef::try_unwrap(f) else {
+        panic!("unwrapped while online");
+    };
+    let v = me.offline(|| FileRef::try_unwrap(f).ok().expect("offline: the value"));
+    assert_eq!(v.check(), 11);
+    drop(v);
+    assert_eq!(released(&r), 1);
+}

@@ -30,6 +30,10 @@ use core::ptr::NonNull;
 /// call, or busy in a loop) holds back the reclamation of every thread, and the last close
 /// of a lent file on any thread waits for it. Go offline around anything that may block.
 ///
+/// While online, this thread's releases of lent files wait for its next quiescent state, and
+/// [`FileRef::try_unwrap`](crate::FileRef::try_unwrap) gives the reference back (as inside a
+/// borrow section): unwrap inside [`QsbrThread::offline`].
+///
 /// Not `Send`: it is this thread's state. Dropping it takes the thread offline; leaking it
 /// (`mem::forget`) leaves the thread online for good, which stalls every grace period of the
 /// process.
