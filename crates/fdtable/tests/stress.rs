@@ -5,6 +5,7 @@
 
 #![cfg(not(loom))]
 
+use fdtable::rcu::QsbrThread;
 use fdtable::{CLOSE_RANGE_CLOEXEC, Errno, FileLike, FileRef, Files, O_CLOEXEC};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,6 +22,8 @@ struct Stats {
     created: AtomicUsize,
     released: AtomicUsize,
     flushed: AtomicUsize,
+    /// Lookups of QSBR readers that found the file lent (no reference).
+    lent: AtomicUsize,
 }
 
 impl FileLike for Counted {
@@ -100,7 +103,28 @@ fn iterations() -> usize {
         .unwrap_or(20_000)
 }
 
-fn churn(mut files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) {
+/// Above every fd `churn` picks (it spans 0..300, `close_range` at most 8 beyond): only
+/// looked up, so QSBR readers reliably make its file lendable.
+const STABLE_FD: u32 = 400;
+
+fn churn(files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) {
+    churn_as(files, stats, seed, iters, None)
+}
+
+/// [`churn`] on a thread online as a QSBR reader: its lookups are `with_fdget_qsbr`, it
+/// reports a quiescent state every few operations and goes offline now and then.
+fn churn_qsbr(files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) {
+    let me = QsbrThread::online().expect("a QSBR reader");
+    churn_as(files, stats, seed, iters, Some(me))
+}
+
+fn churn_as(
+    mut files: Files<Counted>,
+    stats: Arc<Stats>,
+    seed: u64,
+    iters: usize,
+    mut qsbr: Option<QsbrThread>,
+) {
     let mut rng = Rng(seed | 1);
     // Spread fds so the table grows past 64 and 256 slots now and then.
     let span = 300;
@@ -136,11 +160,36 @@ fn churn(mut files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) 
                     f.check();
                 }
             }
-            12 => {
-                if let Some(f) = files.fdget(fd) {
-                    f.check();
+            12 => match &mut qsbr {
+                Some(me) => {
+                    // Fds looked up often enough to be lent (`LEND_AFTER`): the low ones,
+                    // which the others keep changing, and one they never touch.
+                    let fd = if rng.below(2) == 0 { STABLE_FD } else { fd % 4 };
+                    files.with_fdget_qsbr(me, fd, |f| f.map(|f| f.check()));
+                    let keep = rng.below(8) == 0;
+                    let held = match files.fdget_qsbr(me, fd) {
+                        Some(f) => {
+                            f.check();
+                            if f.is_rcu() {
+                                // ORDERING: Relaxed; a statistic read after the joins.
+                                stats.lent.fetch_add(1, Ordering::Relaxed);
+                            }
+                            // Kept past the quiescent state by a counted reference.
+                            if keep { f.upgrade() } else { None }
+                        }
+                        None => None,
+                    };
+                    if let Some(h) = held {
+                        me.quiescent_state();
+                        h.check();
+                    }
                 }
-            }
+                None => {
+                    if let Some(f) = files.fdget(fd) {
+                        f.check();
+                    }
+                }
+            },
             13 => {
                 if rng.below(20) == 0 {
                     let child = files.fork().unwrap();
@@ -177,8 +226,16 @@ fn churn(mut files: Files<Counted>, stats: Arc<Stats>, seed: u64, iters: usize) 
                 }
             }
         }
+        if let Some(me) = &mut qsbr {
+            match rng.below(16) {
+                0..=3 => me.quiescent_state(),
+                4 => me.offline(std::thread::yield_now),
+                _ => {}
+            }
+        }
     }
     drop(files);
+    drop(qsbr);
 }
 
 #[test]
@@ -213,6 +270,50 @@ fn shared_table_churn_releases_every_file_once() {
         created,
         "every file released exactly once"
     );
+    assert_no_leaks();
+}
+
+/// As [`shared_table_churn_releases_every_file_once`], with two of the threads QSBR readers:
+/// their lookups take no section, the others' releases of lent files wait for their quiescent
+/// states, theirs run at them.
+#[test]
+fn shared_table_churn_with_qsbr_readers() {
+    let _serial = serial();
+    let stats = Arc::new(Stats::default());
+    let mut root: Files<Counted> = Files::new();
+    for i in 0..3 {
+        root.install(file(&stats, i), 0, 4096).unwrap();
+    }
+    root.replace_fd(STABLE_FD, file(&stats, 3), 0, 4096)
+        .unwrap();
+    let iters = iterations();
+    let handles: Vec<_> = (0..4)
+        .map(|t| {
+            let h = root.share();
+            let s = stats.clone();
+            let seed = 0x51_7CC1_B727 * (t as u64 + 1);
+            std::thread::spawn(move || {
+                if t % 2 == 0 {
+                    churn_qsbr(h, s, seed, iters)
+                } else {
+                    churn(h, s, seed, iters)
+                }
+            })
+        })
+        .collect();
+    drop(root);
+    for h in handles {
+        h.join().unwrap();
+    }
+    // ORDERING: Relaxed (here and below); the threads are joined, which orders their counts.
+    let created = stats.created.load(Ordering::Relaxed);
+    assert!(created > 1000);
+    assert_eq!(
+        stats.released.load(Ordering::Relaxed),
+        created,
+        "every file released exactly once"
+    );
+    assert!(stats.lent.load(Ordering::Relaxed) > 0, "no file was lent");
     assert_no_leaks();
 }
 
