@@ -561,14 +561,24 @@ impl<F: ?Sized> FileInner<F> {
     ///
     /// As [`FileInner::release`], and no borrower can reach the value any more.
     unsafe fn release_now(this: NonNull<Self>) {
+        /// Frees the allocation when dropped: after the value's drop, also if it unwinds (a
+        /// panicking `Drop` of the value must not leak the file's memory; Rust drops a
+        /// `Box`'s allocation the same way).
+        struct FreeHeader<F: ?Sized>(NonNull<FileInner<F>>);
+        impl<F: ?Sized> Drop for FreeHeader<F> {
+            fn drop(&mut self) {
+                // SAFETY: the value is gone (dropped, or its drop unwound, which Rust treats
+                // as dropped); as `release_now`'s contract.
+                unsafe { FileInner::free_header(self.0) }
+            }
+        }
         let p = this.as_ptr();
         // SAFETY: the last put succeeded, so the count is DEAD and no holder remains;
         // lock-free readers can only touch `refcnt`, never the value.
         let vtable = unsafe { (*p).vtable };
+        let _free = FreeHeader(this);
         // SAFETY: as above; `drop_value` matches the allocation (its vtable).
         unsafe { (vtable.drop_value)(this.cast()) };
-        // SAFETY: the value is gone; forwarded.
-        unsafe { Self::free_header(this) }
     }
 
     /// Frees (or schedules freeing of) the allocation of a file whose value is gone (dropped

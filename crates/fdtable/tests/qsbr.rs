@@ -204,29 +204,119 @@ fn an_offline_reader_holds_nothing_back() {
     assert!(files.fdget_qsbr(&me, 0).is_none());
 }
 
+/// A reader kept in a thread-local, with a table handle, whose destructor looks a file up:
+/// whichever of it and the library's own exit runs first, the lookup is covered and the
+/// thread's record goes back; afterwards the exited reader holds no release back.
 #[test]
 fn a_reader_left_in_a_thread_local_does_not_stall_grace_periods() {
+    struct Kept {
+        me: QsbrThread,
+        files: Files<Probe>,
+    }
+    impl Drop for Kept {
+        fn drop(&mut self) {
+            // Perhaps after the library's exit handler: the record is still this thread's.
+            assert_eq!(
+                self.files.fdget_qsbr(&self.me, 0).map(|f| f.check()),
+                Some(8)
+            );
+        }
+    }
     std::thread_local! {
-        static READER: std::cell::RefCell<Option<QsbrThread>> =
-            const { std::cell::RefCell::new(None) };
+        static KEPT: std::cell::RefCell<Option<Kept>> = const { std::cell::RefCell::new(None) };
+    }
+    for touch_first in [false, true] {
+        let r = Arc::new(AtomicUsize::new(0));
+        let mut files: Files<Probe> = Files::new();
+        files.install(probe(8, &r), 0, 1024).unwrap();
+        let other = files.share();
+        std::thread::spawn(move || {
+            if touch_first {
+                // Registered before the library's exit handler, so destroyed after it: the
+                // handler leaves the record to the reader's drop.
+                KEPT.with(|_| ());
+            }
+            let me = QsbrThread::online().unwrap();
+            make_lendable(&other, &me, 0);
+            assert!(other.fdget_qsbr(&me, 0).unwrap().is_rcu());
+            KEPT.with(|c| *c.borrow_mut() = Some(Kept { me, files: other }));
+        })
+        .join()
+        .unwrap();
+        // The exited reader is gone: this release (of a lent file) does not wait for it.
+        files.close_fd(0).unwrap();
+        assert_eq!(released(&r), 1);
+    }
+}
+
+#[test]
+fn a_second_reader_is_refused_even_while_the_first_is_offline() {
+    let mut me = QsbrThread::online().unwrap();
+    assert_eq!(QsbrThread::online().unwrap_err(), Errno::EBUSY);
+    let second = me.offline(QsbrThread::online);
+    assert_eq!(second.unwrap_err(), Errno::EBUSY);
+    drop(me);
+    let again = QsbrThread::online().unwrap();
+    drop(again);
+}
+
+/// A file whose `Drop` panics, released at a quiescent state: the reader comes back online
+/// (its lookups stay covered) and the releases queued behind it still run.
+#[test]
+fn a_panicking_release_at_a_quiescent_state_leaves_the_reader_online() {
+    struct Bomb(Arc<AtomicUsize>);
+    impl FileLike for Bomb {}
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            // ORDERING: SeqCst (more than needed); a test counter.
+            self.0.fetch_add(1, Ordering::SeqCst);
+            panic!("a file's release panicked");
+        }
     }
     let r = Arc::new(AtomicUsize::new(0));
+    let bombs = Arc::new(AtomicUsize::new(0));
+    let mut bomb_files: Files<Bomb> = Files::new();
+    bomb_files
+        .install(FileRef::new(Bomb(bombs.clone())), 0, 1024)
+        .unwrap();
+    let mut bomb_other = bomb_files.share();
     let mut files: Files<Probe> = Files::new();
-    files.install(probe(8, &r), 0, 1024).unwrap();
-    let other = files.share();
-    std::thread::spawn(move || {
-        let me = QsbrThread::online().unwrap();
-        make_lendable(&other, &me, 0);
-        assert!(other.fdget_qsbr(&me, 0).unwrap().is_rcu());
-        // Dropped by the thread's exit, after the library's own thread-local state.
-        READER.with(|c| *c.borrow_mut() = Some(me));
-        drop(other);
-    })
-    .join()
-    .unwrap();
-    // The exited reader is offline: this release (of a lent file) does not wait for it.
-    files.close_fd(0).unwrap();
-    assert_eq!(released(&r), 1);
+    files.install(probe(21, &r), 0, 1024).unwrap();
+    files.install(probe(22, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    let mut me = QsbrThread::online().unwrap();
+    make_lendable(&files, &me, 0);
+    for _ in 0..=LEND_AFTER + 2 {
+        drop(bomb_files.fdget_qsbr(&me, 0));
+    }
+    assert!(bomb_files.fdget_qsbr(&me, 0).unwrap().is_rcu());
+    // Both releases wait for this thread: the probe's first, the bomb's last (run first).
+    other.close_fd(0).unwrap();
+    bomb_other.close_fd(0).unwrap();
+    assert_eq!(released(&r), 0);
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| me.quiescent_state()));
+    assert!(caught.is_err());
+    // ORDERING: SeqCst (more than needed); a test counter.
+    assert_eq!(bombs.load(Ordering::SeqCst), 1);
+    // Back online: a file lent now is not released under the lookup by another thread.
+    make_lendable(&files, &me, 1);
+    let f = files.fdget_qsbr(&me, 1).unwrap();
+    assert!(f.is_rcu());
+    let t = std::thread::spawn(move || {
+        other.close_fd(1).unwrap();
+        other
+    });
+    for _ in 0..200 {
+        std::thread::yield_now();
+    }
+    assert_eq!(f.check(), 22, "released under an online reader");
+    drop(f);
+    // The probe queued behind the bomb runs at the next quiescent state.
+    me.quiescent_state();
+    assert!(released(&r) >= 1);
+    let other = me.offline(|| t.join().unwrap());
+    assert_eq!(released(&r), 2);
+    drop((other, bomb_other, bomb_files, files));
 }
 
 #[test]

@@ -9,7 +9,8 @@
 //! followed by a fence: only a compiler barrier.
 //!
 //! Retired objects go into the retiring thread's *bag*, tagged with the epoch read after they
-//! were unlinked. Every [`BATCH`] retirements the thread tries to *advance* the epoch from `e`
+//! were unlinked (and after a full fence: the unlink must be visible before the tag is read).
+//! Every [`BATCH`] retirements the thread tries to *advance* the epoch from `e`
 //! to `e + 1`, which succeeds only if every record is quiescent (both words zero) or in a
 //! lookup section entered during `e`, with no put window open; an object tagged `t` is freed
 //! once the epoch reaches `t + 2` (crossbeam-epoch's rule).
@@ -96,6 +97,7 @@ static SENTINEL: Record = Record {
     pending: Cell::new(ptr::null_mut()),
     current: AtomicUsize::new(0),
     online: AtomicUsize::new(0),
+    reader: Cell::new(false),
     exit_deferred: Cell::new(false),
     in_use: AtomicBool::new(true),
     next: ptr::null(),
@@ -151,8 +153,10 @@ pub(crate) struct Record {
     /// While the owner is a QSBR reader (`super::qsbr`): the epoch of its last quiescent
     /// state; 0 otherwise. An advance treats it as a lookup section that began then.
     online: AtomicUsize,
-    /// The owner thread exited while a QSBR reader: its `QsbrThread`, dropped later by the
-    /// thread's own exit, gives the record back (owner-only).
+    /// A `QsbrThread` of the owner exists (owner-only): one per thread, online or offline.
+    reader: Cell<bool>,
+    /// The owner thread exited while a `QsbrThread` of it was alive: its drop, later in the
+    /// thread's exit, gives the record back (owner-only).
     exit_deferred: Cell<bool>,
     /// Owned by a live thread.
     in_use: AtomicBool,
@@ -559,7 +563,9 @@ fn claim_record() -> Option<NonNull<Record>> {
             // first section is ordered after the lock (as for a new record).
             rec.current
                 .store(EPOCH.load(Ordering::Relaxed), Ordering::Relaxed);
-            // Owner-only; a record is given back offline (`online` is 0).
+            // Owner-only; a record is given back offline (`online` is 0) and without a
+            // reader.
+            rec.reader.set(false);
             rec.exit_deferred.set(false);
             return NonNull::new(r as *mut Record);
         }
@@ -579,6 +585,7 @@ fn claim_record() -> Option<NonNull<Record>> {
             pending: Cell::new(ptr::null_mut()),
             current: AtomicUsize::new(EPOCH.load(Ordering::Acquire)),
             online: AtomicUsize::new(0),
+            reader: Cell::new(false),
             exit_deferred: Cell::new(false),
             in_use: AtomicBool::new(true),
             next: reg.head,
@@ -764,20 +771,18 @@ pub(super) unsafe fn defer_until_borrows_end(
 #[cold]
 fn run_pending_releases(rec: &Record) {
     loop {
-        let h = rec.pending.replace(ptr::null_mut());
+        let h = rec.pending.get();
         if h.is_null() {
             return;
         }
-        let mut h = h;
-        while !h.is_null() {
-            // SAFETY: queued by `defer_until_borrows_end`; the link is read before the
-            // callback reuses the head.
-            unsafe {
-                let next = (*h).next;
-                if let Some(f) = (*h).func {
-                    f(NonNull::new_unchecked(h));
-                }
-                h = next;
+        // One at a time, unlinked before it runs: if a release unwinds (a file's `Drop`
+        // panicked), the others stay queued for the next chance instead of being lost.
+        // SAFETY: queued by `defer_until_borrows_end`; the link is read before the callback
+        // reuses the head.
+        unsafe {
+            rec.pending.set((*h).next);
+            if let Some(f) = (*h).func {
+                f(NonNull::new_unchecked(h));
             }
         }
     }
@@ -843,8 +848,7 @@ impl Drop for ExitGuard {
         if (r as usize) > NO_RECORD as usize {
             // SAFETY: this thread's record.
             let rec = unsafe { &*r };
-            // ORDERING: Relaxed; the owner's own word.
-            if rec.online.load(Ordering::Relaxed) != 0 {
+            if rec.reader.get() {
                 // A `QsbrThread` of this thread is still alive (in a thread-local whose
                 // destructor runs later): its lookups need the record, so its drop gives the
                 // record back.
@@ -872,7 +876,7 @@ fn exit_record() {
 }
 
 /// Makes this thread a QSBR reader (`super::qsbr`): its record's `online` word announces
-/// the epoch from now on, until [`qsbr_offline`].
+/// the epoch from now on, until [`qsbr_store_offline`].
 pub(super) fn qsbr_online() -> Result<NonNull<Record>, crate::Errno> {
     let r = match record() {
         Some(r) => r,
@@ -889,8 +893,9 @@ pub(super) fn qsbr_online() -> Result<NonNull<Record>, crate::Errno> {
     };
     // SAFETY: this thread's record, alive forever.
     let rec = unsafe { r.as_ref() };
-    // ORDERING: Relaxed; the owner's own word.
-    if rec.online.load(Ordering::Relaxed) != 0 {
+    // One reader per thread, online or not (a second, made while the first is offline,
+    // would take the first offline when dropped).
+    if rec.reader.replace(true) {
         return Err(crate::Errno::EBUSY);
     }
     qsbr_go_online(rec);
@@ -912,6 +917,11 @@ fn qsbr_go_online(rec: &Record) {
 pub(super) fn qsbr_quiescent(r: NonNull<Record>) {
     // SAFETY: this thread's record (from `qsbr_online`), alive forever.
     let rec = unsafe { r.as_ref() };
+    debug_assert_eq!(
+        local(),
+        r.as_ptr().cast_const(),
+        "a reader on another record"
+    );
     if !rec.pending.get().is_null() {
         return qsbr_quiescent_pending(r);
     }
@@ -927,18 +937,37 @@ pub(super) fn qsbr_quiescent(r: NonNull<Record>) {
 #[cold]
 #[inline(never)]
 fn qsbr_quiescent_pending(r: NonNull<Record>) {
-    qsbr_offline(r);
-    // SAFETY: as in `qsbr_quiescent`.
-    qsbr_go_online(unsafe { r.as_ref() });
+    qsbr_store_offline(r);
+    // Back online however the releases end: one that unwinds (a file's `Drop` panicked)
+    // must not leave a live `QsbrThread` offline.
+    let _back = BackOnline(r);
+    qsbr_run_pending(r);
+}
+
+/// Goes back online when dropped (see [`qsbr_quiescent_pending`]).
+pub(super) struct BackOnline(pub(super) NonNull<Record>);
+
+impl Drop for BackOnline {
+    fn drop(&mut self) {
+        // SAFETY: this thread's record (from `qsbr_online`), alive forever.
+        qsbr_go_online(unsafe { self.0.as_ref() });
+    }
 }
 
 /// The QSBR reader on `r` goes offline (it blocks, or stops being a reader): advances no
-/// longer wait for it. Runs the releases that waited, unless a borrow section is open.
-pub(super) fn qsbr_offline(r: NonNull<Record>) {
+/// longer wait for it. Then [`qsbr_run_pending`].
+pub(super) fn qsbr_store_offline(r: NonNull<Record>) {
     // SAFETY: as in `qsbr_quiescent`.
     let rec = unsafe { r.as_ref() };
     // ORDERING: Release; as in `qsbr_quiescent`.
     rec.online.store(0, Ordering::Release);
+}
+
+/// Runs the releases that waited for the (now offline) reader on `r`, unless a borrow
+/// section is open (its end runs them).
+pub(super) fn qsbr_run_pending(r: NonNull<Record>) {
+    // SAFETY: as in `qsbr_quiescent`.
+    let rec = unsafe { r.as_ref() };
     // ORDERING: Relaxed; the owner's own word.
     if rec.borrow.load(Ordering::Relaxed) == 0 && !rec.pending.get().is_null() {
         // No borrow open: the nesting count is 0, and only the flag of `pending` can be set.
@@ -947,21 +976,23 @@ pub(super) fn qsbr_offline(r: NonNull<Record>) {
     }
 }
 
-/// The QSBR reader on `r` comes back online after [`qsbr_offline`].
-pub(super) fn qsbr_back_online(r: NonNull<Record>) {
-    // SAFETY: as in `qsbr_quiescent`.
-    qsbr_go_online(unsafe { r.as_ref() });
-}
-
 /// The `QsbrThread` on `r` is dropped: offline, and if the thread's exit already ran (see
 /// `ExitGuard`), the record goes back.
 pub(super) fn qsbr_drop(r: NonNull<Record>) {
+    debug_assert_eq!(
+        local(),
+        r.as_ptr().cast_const(),
+        "a reader on another record"
+    );
     if local() != r.as_ptr().cast_const() {
         return;
     }
-    qsbr_offline(r);
     // SAFETY: as in `qsbr_quiescent`.
-    if unsafe { r.as_ref() }.exit_deferred.get() {
+    let rec = unsafe { r.as_ref() };
+    qsbr_store_offline(r);
+    rec.reader.set(false);
+    qsbr_run_pending(r);
+    if rec.exit_deferred.get() {
         exit_record();
     }
 }
@@ -976,8 +1007,14 @@ pub(super) unsafe fn call_rcu(head: NonNull<RcuHead>, func: unsafe fn(NonNull<Rc
     if r.is_null() && register() {
         r = local();
     }
-    // ORDERING: Relaxed; a tag read too early only delays the free (the unlink that precedes
-    // this call is made visible to readers by the membarrier of the next advance).
+    // ORDERING: SeqCst fence, then Relaxed; pairs with the advancer's `membarrier` and its
+    // Release stores of the epoch and `current`. The caller's unlink must be visible before
+    // the tag is read: without the fence the unlink's store could still sit in this CPU's
+    // store buffer when an advance to e+1 completes (its `membarrier` ran before the store
+    // executed), a reader announcing e+1 could then still load the object, and a tag of e
+    // would let the advance to e+2 free it under that reader (crossbeam-epoch fences here
+    // for the same reason). A tag read too early after the fence only delays the free.
+    fence(Ordering::SeqCst);
     let tag = EPOCH.load(Ordering::Relaxed);
     // SAFETY: the caller hands `head` over until `func` runs.
     unsafe {

@@ -146,25 +146,33 @@ loom::thread_local! {
     /// Whether this model thread is a QSBR reader (its section held open between
     /// quiescent states).
     static ONLINE: core::cell::Cell<bool> = core::cell::Cell::new(false);
+    /// Whether a `QsbrThread` of this model thread exists (online or offline).
+    static READER: core::cell::Cell<bool> = core::cell::Cell::new(false);
     /// Releases waiting for this QSBR reader's next quiescent state.
     static PENDING: core::cell::RefCell<Vec<Deferred>> = core::cell::RefCell::new(Vec::new());
 }
 
-/// A QSBR reader goes online: a section that stays open until its next quiescent state.
-/// False if it already was.
-pub(super) fn qsbr_online() -> bool {
-    if ONLINE.with(|o| o.replace(true)) {
+/// A new QSBR reader on this model thread, online. False if it already has one.
+pub(super) fn qsbr_register() -> bool {
+    if READER.with(|r| r.replace(true)) {
         return false;
     }
-    pin();
+    qsbr_back_online();
     true
+}
+
+/// The reader goes (back) online: a section that stays open until its next quiescent state.
+pub(super) fn qsbr_back_online() {
+    if !ONLINE.with(|o| o.replace(true)) {
+        pin();
+    }
 }
 
 /// A quiescent state: the section ends (the model's grace period may complete here), what
 /// waited for it runs, and a new one begins.
 pub(super) fn qsbr_quiescent() {
     qsbr_offline();
-    qsbr_online();
+    qsbr_back_online();
 }
 
 /// Offline: the section ends and what waited for it runs.
@@ -173,11 +181,16 @@ pub(super) fn qsbr_offline() {
         return;
     }
     unpin();
-    let pending = PENDING.with(|p| std::mem::take(&mut *p.borrow_mut()));
-    for d in pending {
+    while let Some(d) = PENDING.with(|p| p.borrow_mut().pop()) {
         // SAFETY: queued by `defer_until_quiescent`, whose contract makes one call sound.
         unsafe { (d.func)(d.head) };
     }
+}
+
+/// The reader is dropped.
+pub(super) fn qsbr_unregister() {
+    qsbr_offline();
+    READER.with(|r| r.set(false));
 }
 
 /// Whether this model thread is a QSBR reader.

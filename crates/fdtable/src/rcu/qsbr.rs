@@ -36,7 +36,9 @@ use core::ptr::NonNull;
 ///
 /// Not `Send`: it is this thread's state. Dropping it takes the thread offline; leaking it
 /// (`mem::forget`) leaves the thread online for good, which stalls every grace period of the
-/// process.
+/// process. Drop it before the thread returns: one kept in a thread-local stays online
+/// through the thread's exit until that thread-local is destroyed (its lookups stay safe), so
+/// a thread-local destructor that blocks meanwhile can hold a release on another thread.
 ///
 /// ```
 /// use fdtable::rcu::QsbrThread;
@@ -71,7 +73,8 @@ impl QsbrThread {
     ///
     /// # Errors
     ///
-    /// - `EBUSY`: this thread is already online (one `QsbrThread` per thread).
+    /// - `EBUSY`: this thread already has a `QsbrThread` (one per thread, online or inside
+    ///   [`offline`](QsbrThread::offline)).
     /// - `ENOMEM`: no memory for the thread's RCU record, or the thread is exiting.
     /// - `ENOSYS`: the host cannot give the built-in RCU its asymmetric barrier (Linux before
     ///   4.14, or `membarrier` refused by a seccomp filter); lookups then use
@@ -87,7 +90,7 @@ impl QsbrThread {
         }
         #[cfg(loom)]
         {
-            if !super::loom_model::qsbr_online() {
+            if !super::loom_model::qsbr_register() {
                 return Err(Errno::EBUSY);
             }
             Ok(QsbrThread {
@@ -114,30 +117,25 @@ impl QsbrThread {
     /// grace periods do not wait for it meanwhile. For anything that may block. Back online
     /// when `f` returns or unwinds.
     pub fn offline<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        struct Online<'a>(&'a QsbrThread);
-        impl Drop for Online<'_> {
-            fn drop(&mut self) {
-                self.0.go_online();
-            }
+        #[cfg(all(feature = "std", not(loom)))]
+        {
+            super::epoch::qsbr_store_offline(self.rec);
+            // Back online however `f` (or a release run below) ends.
+            let _back = super::epoch::BackOnline(self.rec);
+            super::epoch::qsbr_run_pending(self.rec);
+            f()
         }
-        self.go_offline();
-        let _back = Online(self);
-        f()
-    }
-
-    fn go_offline(&self) {
-        #[cfg(all(feature = "std", not(loom)))]
-        super::epoch::qsbr_offline(self.rec);
-        #[cfg(loom)]
-        super::loom_model::qsbr_offline();
-    }
-
-    fn go_online(&self) {
-        #[cfg(all(feature = "std", not(loom)))]
-        super::epoch::qsbr_back_online(self.rec);
         #[cfg(loom)]
         {
-            let _ = super::loom_model::qsbr_online();
+            super::loom_model::qsbr_offline();
+            struct Back;
+            impl Drop for Back {
+                fn drop(&mut self) {
+                    super::loom_model::qsbr_back_online();
+                }
+            }
+            let _back = Back;
+            f()
         }
     }
 }
@@ -147,7 +145,7 @@ impl Drop for QsbrThread {
         #[cfg(all(feature = "std", not(loom)))]
         super::epoch::qsbr_drop(self.rec);
         #[cfg(loom)]
-        super::loom_model::qsbr_offline();
+        super::loom_model::qsbr_unregister();
     }
 }
 
