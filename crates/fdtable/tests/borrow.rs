@@ -361,3 +361,81 @@ fn nested_borrows_end_in_any_order() {
     drop(files);
     assert_eq!(released(&r), 2);
 }
+
+/// Two releases wait for this thread's borrow; the first to run panics (a file's `Drop`):
+/// the other stays queued and runs at the next borrow's end instead of being lost.
+#[test]
+fn a_panicking_release_at_a_borrows_end_leaves_the_others_queued() {
+    struct Bomb;
+    impl FileLike for Bomb {}
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("a file's release panicked");
+        }
+    }
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(31, &r), 0, 1024).unwrap();
+    files.install(probe(32, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    make_lendable(&files, 0);
+    make_lendable(&files, 1);
+    let mut bombs: Files<Bomb> = Files::new();
+    bombs.install(FileRef::new(Bomb), 0, 1024).unwrap();
+    let mut bomb_other = bombs.share();
+    for _ in 0..=LEND_AFTER + 2 {
+        drop(bombs.fdget_rcu(0));
+    }
+    assert!(bombs.fdget_rcu(0).unwrap().is_rcu());
+    let borrowed = files.fdget_rcu(1).unwrap();
+    assert!(borrowed.is_rcu());
+    // Both releases wait for the borrow: the probe's queued first, the bomb's last (run
+    // first).
+    other.close_fd(0).unwrap();
+    bomb_other.close_fd(0).unwrap();
+    assert_eq!(released(&r), 0);
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(borrowed)));
+    assert!(caught.is_err());
+    assert_eq!(released(&r), 0, "queued behind the panicking release");
+    // The next borrow's end runs it.
+    drop(files.fdget_rcu(1));
+    assert_eq!(released(&r), 1);
+    drop((other, bomb_other, bombs, files));
+}
+
+/// A borrow kept in a thread-local of a `'static` table, destroyed after the library's own
+/// exit handler: the thread's record stays its own until the borrow ends (debug builds check
+/// that a borrow's end finds its record in use).
+#[test]
+fn a_borrow_left_in_a_thread_local_ends_on_its_own_record() {
+    struct Kept(Option<fdtable::RcuFd<'static, Probe>>);
+    impl Drop for Kept {
+        fn drop(&mut self) {
+            let f = self.0.take().unwrap();
+            assert_eq!(f.check(), 41);
+            drop(f);
+        }
+    }
+    std::thread_local! {
+        static KEPT: std::cell::RefCell<Option<Kept>> = const { std::cell::RefCell::new(None) };
+    }
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(probe(41, &r), 0, 1024).unwrap();
+    let handle = files.share();
+    std::thread::spawn(move || {
+        // Registered before the library's exit handler, so destroyed after it.
+        KEPT.with(|_| ());
+        let shared: &'static Files<Probe> = Box::leak(Box::new(handle));
+        make_lendable(shared, 0);
+        let f = shared.fdget_rcu(0).unwrap();
+        assert!(f.is_rcu());
+        KEPT.with(|c| *c.borrow_mut() = Some(Kept(Some(f))));
+    })
+    .join()
+    .unwrap();
+    // The exited thread's borrow is over: this release (the table is shared with the leaked
+    // handle, so the close drops the last reference) does not wait for it.
+    files.close_fd(0).unwrap();
+    assert_eq!(released(&r), 1);
+}

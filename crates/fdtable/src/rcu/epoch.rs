@@ -84,6 +84,9 @@ unsafe impl Send for Registry {}
 
 /// `Record::borrow_slow`: a release waits in `pending` for the outermost borrow to end.
 const PENDING: usize = 1 << (usize::BITS - 1);
+/// `Record::borrow_slow`: the thread's exit ran while a borrow section was open (one kept in
+/// a thread-local destroyed later): the end of the outermost one gives the record back.
+const EXITING: usize = 1 << (usize::BITS - 2);
 
 /// The record every thread's [`BORROW`] starts at (and returns to when it may not have one):
 /// its `borrow` word is never zero and never written, so a borrow's fast path, which begins
@@ -705,6 +708,11 @@ pub(super) fn borrow_begin_slow() -> Option<NonNull<Record>> {
 pub(super) fn borrow_end(r: NonNull<Record>) {
     // SAFETY: this thread's record (from `borrow_begin`).
     let rec = unsafe { r.as_ref() };
+    // ORDERING: Relaxed; a debug check that the record was not given back under the borrow.
+    debug_assert!(
+        rec.in_use.load(Ordering::Relaxed),
+        "a borrow outlived its record"
+    );
     if rec.borrow_slow.get() != 0 {
         return borrow_end_slow(rec);
     }
@@ -716,7 +724,7 @@ pub(super) fn borrow_end(r: NonNull<Record>) {
 #[inline(never)]
 fn borrow_end_slow(rec: &Record) {
     let slow = rec.borrow_slow.get();
-    if slow & !PENDING != 0 {
+    if slow & !(PENDING | EXITING) != 0 {
         // Another borrow section of this thread is still open.
         rec.borrow_slow.set(slow - 1);
         return;
@@ -728,10 +736,15 @@ fn borrow_end_slow(rec: &Record) {
     if rec.online.load(Ordering::Relaxed) != 0 {
         // A QSBR reader: what waits runs at its next quiescent state (a release from here
         // would wait for this thread's own quiescent state).
-        rec.borrow_slow.set(PENDING);
-        return;
+        if !rec.pending.get().is_null() {
+            rec.borrow_slow.set(PENDING);
+        }
+    } else {
+        run_pending_releases(rec);
     }
-    run_pending_releases(rec);
+    if slow & EXITING != 0 {
+        finish_deferred_exit(rec);
+    }
 }
 
 /// Whether this thread is inside a borrow section, or a QSBR reader (whose borrows last
@@ -773,14 +786,21 @@ fn run_pending_releases(rec: &Record) {
     loop {
         let h = rec.pending.get();
         if h.is_null() {
+            // Called with no borrow open: only the flag can be set.
+            rec.borrow_slow.set(rec.borrow_slow.get() & !PENDING);
             return;
         }
-        // One at a time, unlinked before it runs: if a release unwinds (a file's `Drop`
-        // panicked), the others stay queued for the next chance instead of being lost.
+        // One at a time, unlinked before it runs, the flag kept while others wait: if a
+        // release unwinds (a file's `Drop` panicked), the others stay queued, and the next
+        // borrow's end (or quiescent state, or the thread's exit) runs them.
         // SAFETY: queued by `defer_until_borrows_end`; the link is read before the callback
         // reuses the head.
         unsafe {
-            rec.pending.set((*h).next);
+            let next = (*h).next;
+            rec.pending.set(next);
+            if !next.is_null() {
+                rec.borrow_slow.set(rec.borrow_slow.get() | PENDING);
+            }
             if let Some(f) = (*h).func {
                 f(NonNull::new_unchecked(h));
             }
@@ -848,14 +868,31 @@ impl Drop for ExitGuard {
         if (r as usize) > NO_RECORD as usize {
             // SAFETY: this thread's record.
             let rec = unsafe { &*r };
-            if rec.reader.get() {
-                // A `QsbrThread` of this thread is still alive (in a thread-local whose
-                // destructor runs later): its lookups need the record, so its drop gives the
-                // record back.
+            // ORDERING: Relaxed; the owner's own word.
+            let borrowing = rec.borrow.load(Ordering::Relaxed) != 0;
+            if rec.reader.get() || borrowing {
+                // A `QsbrThread` of this thread, or a borrow section (an `RcuFd` of a
+                // `'static` table), is still alive in a thread-local whose destructor runs
+                // later: it needs the record, so the last of them gives it back.
                 rec.exit_deferred.set(true);
+                if borrowing {
+                    rec.borrow_slow.set(rec.borrow_slow.get() | EXITING);
+                }
                 return;
             }
+            // Releases left waiting by one that unwound.
+            run_pending_releases(rec);
         }
+        exit_record();
+    }
+}
+
+/// The thread's exit was deferred (see `ExitGuard`) and what held the record may be gone:
+/// if nothing holds it any more, runs what waits and gives it back.
+fn finish_deferred_exit(rec: &Record) {
+    // ORDERING: Relaxed; the owner's own word.
+    if rec.exit_deferred.get() && !rec.reader.get() && rec.borrow.load(Ordering::Relaxed) == 0 {
+        run_pending_releases(rec);
         exit_record();
     }
 }
@@ -970,8 +1007,6 @@ pub(super) fn qsbr_run_pending(r: NonNull<Record>) {
     let rec = unsafe { r.as_ref() };
     // ORDERING: Relaxed; the owner's own word.
     if rec.borrow.load(Ordering::Relaxed) == 0 && !rec.pending.get().is_null() {
-        // No borrow open: the nesting count is 0, and only the flag of `pending` can be set.
-        rec.borrow_slow.set(0);
         run_pending_releases(rec);
     }
 }
@@ -990,11 +1025,19 @@ pub(super) fn qsbr_drop(r: NonNull<Record>) {
     // SAFETY: as in `qsbr_quiescent`.
     let rec = unsafe { r.as_ref() };
     qsbr_store_offline(r);
-    rec.reader.set(false);
-    qsbr_run_pending(r);
-    if rec.exit_deferred.get() {
-        exit_record();
+    {
+        /// The reader is gone once its releases have run (or unwound): until then a
+        /// release's `Drop` cannot make a second reader on this record.
+        struct ClearReader<'a>(&'a Record);
+        impl Drop for ClearReader<'_> {
+            fn drop(&mut self) {
+                self.0.reader.set(false);
+            }
+        }
+        let _clear = ClearReader(rec);
+        qsbr_run_pending(r);
     }
+    finish_deferred_exit(rec);
 }
 
 /// `call_rcu`: queue `head` on this thread's bag, tagged with the current epoch.

@@ -189,6 +189,7 @@ pub(super) fn qsbr_offline() {
 
 /// The reader is dropped.
 pub(super) fn qsbr_unregister() {
+    // As the built-in RCU: the reader is gone once its releases have run.
     qsbr_offline();
     READER.with(|r| r.set(false));
 }
