@@ -423,17 +423,24 @@ fn a_borrow_left_in_a_thread_local_ends_on_its_own_record() {
     let mut files: Files<Probe> = Files::new();
     files.install(probe(41, &r), 0, 1024).unwrap();
     let handle = files.share();
-    std::thread::spawn(move || {
+    let raw = std::thread::spawn(move || {
         // Registered before the library's exit handler, so destroyed after it.
         KEPT.with(|_| ());
-        let shared: &'static Files<Probe> = Box::leak(Box::new(handle));
+        let raw = Box::into_raw(Box::new(handle));
+        // SAFETY: freed below only after this thread (the only user of the reference, up to
+        // its last thread-local destructor) has exited.
+        let shared: &'static Files<Probe> = unsafe { &*raw };
         make_lendable(shared, 0);
         let f = shared.fdget_rcu(0).unwrap();
         assert!(f.is_rcu());
         KEPT.with(|c| *c.borrow_mut() = Some(Kept(Some(f))));
+        raw as usize
     })
     .join()
     .unwrap();
+    // SAFETY: from `Box::into_raw` above; its thread, the only user, has exited (`join`
+    // returns after its thread-local destructors ran).
+    drop(unsafe { Box::from_raw(raw as *mut Files<Probe>) });
     // The exited thread's borrow is over: this release (the table is shared with the leaked
     // handle, so the close drops the last reference) does not wait for it.
     files.close_fd(0).unwrap();
