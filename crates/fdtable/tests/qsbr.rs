@@ -12,43 +12,8 @@ use fdtable::{Errno, FileLike, FileRef, Files, LEND_AFTER};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-struct Probe {
-    id: usize,
-    released: AtomicBool,
-    releases: Arc<AtomicUsize>,
-}
-impl FileLike for Probe {}
-impl Probe {
-    fn check(&self) -> usize {
-        // ORDERING: SeqCst (more than needed); a use must never see its file released.
-        assert!(
-            !self.released.load(Ordering::SeqCst),
-            "file {} used after release",
-            self.id
-        );
-        self.id
-    }
-}
-impl Drop for Probe {
-    fn drop(&mut self) {
-        // ORDERING: SeqCst (more than needed); test flags.
-        assert!(!self.released.swap(true, Ordering::SeqCst));
-        self.releases.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-fn probe(id: usize, r: &Arc<AtomicUsize>) -> FileRef<Probe> {
-    FileRef::new(Probe {
-        id,
-        released: AtomicBool::new(false),
-        releases: r.clone(),
-    })
-}
-
-fn released(r: &AtomicUsize) -> usize {
-    // ORDERING: SeqCst (more than needed); see `Drop for Probe`.
-    r.load(Ordering::SeqCst)
-}
+mod common;
+use common::{Probe, probe, released};
 
 /// Looks `fd` up until its file is lent without a reference.
 fn make_lendable(files: &Files<Probe>, me: &QsbrThread, fd: u32) {

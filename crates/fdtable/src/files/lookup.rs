@@ -606,6 +606,25 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         reader: &'a crate::rcu::QsbrThread,
         fd: u32,
     ) -> Option<QsbrFd<'a, F>> {
+        // SAFETY: `reader` is online for `'a`.
+        match unsafe { self.qsbr_look(reader, fd) } {
+            // SAFETY: as `QsbrLook` says, for `'a`.
+            QsbrLook::Lent(p) => Some(unsafe { QsbrFd::lent(p) }),
+            // SAFETY: as above.
+            QsbrLook::Light(p) => p.map(|p| unsafe { QsbrFd::light(p) }),
+            QsbrLook::Slow(arr) => self.fdget_qsbr_slow(fd, arr),
+        }
+    }
+
+    /// The fast path of [`Files::fdget_qsbr`] and [`Files::with_fdget_qsbr`]: one read of
+    /// the array and of the slot.
+    ///
+    /// # Safety
+    ///
+    /// `reader` is this thread's, online for as long as the result's files are used.
+    #[cfg(any(feature = "std", loom))]
+    #[inline(always)]
+    unsafe fn qsbr_look(&self, reader: &crate::rcu::QsbrThread, fd: u32) -> QsbrLook<F, P> {
         let _ = reader;
         let hot = &self.fs().hot;
         // ORDERING: Acquire; as in `fget_inner`.
@@ -622,17 +641,12 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             // SAFETY: read from a slot while online, which keeps the header alive.
             && unsafe { p.as_ref() }.lendable()
         {
-            // SAFETY: read while online, for as long as `reader` is borrowed; lendable, so
-            // its release waits for this thread's next quiescent state.
-            return Some(unsafe { QsbrFd::lent(p) });
+            return QsbrLook::Lent(p);
         }
         if !self.light.get().is_null() {
-            // This handle is the table's only user: `light` is the array read above, and the
-            // slot holds the file for the borrow of `self`, as in `fdget`.
-            // SAFETY: as said.
-            return NonNull::new(p).map(|p| unsafe { QsbrFd::light(p) });
+            return QsbrLook::Light(NonNull::new(p));
         }
-        self.fdget_qsbr_slow(fd, arr_ptr)
+        QsbrLook::Slow(arr_ptr)
     }
 
     /// [`fdget_qsbr`](Files::fdget_qsbr) around `f`, as [`with_fdget_rcu`](Files::with_fdget_rcu)
@@ -661,33 +675,18 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         fd: u32,
         f: impl FnOnce(Option<&QsbrFd<'a, F>>) -> R,
     ) -> R {
-        let _ = reader;
-        let hot = &self.fs().hot;
-        // ORDERING: Acquire; as in `fget_inner`.
-        let arr_ptr = hot.fdt.load(Ordering::Acquire);
-        // SAFETY: as in `fdget_qsbr`.
-        let arr = unsafe { TableRef::new(arr_ptr) };
-        let p = match arr.slot(fd as usize) {
-            // ORDERING: Acquire; as in `fget_inner`.
-            Some(slot) => slot.load(Ordering::Acquire),
-            None => core::ptr::null_mut(),
-        };
-        if let Some(p) = NonNull::new(p)
-            // SAFETY: as in `fdget_qsbr`.
-            && unsafe { p.as_ref() }.lendable()
-        {
-            // SAFETY: as in `fdget_qsbr`.
-            return f(Some(&unsafe { QsbrFd::lent(p) }));
+        // SAFETY: `reader` is online for `'a`.
+        match unsafe { self.qsbr_look(reader, fd) } {
+            // SAFETY: as `QsbrLook` says, for `'a`.
+            QsbrLook::Lent(p) => f(Some(&unsafe { QsbrFd::lent(p) })),
+            // SAFETY: as above.
+            QsbrLook::Light(Some(p)) => f(Some(&unsafe { QsbrFd::light(p) })),
+            QsbrLook::Light(None) => f(None),
+            QsbrLook::Slow(arr) => {
+                let b = self.fdget_qsbr_slow(fd, arr);
+                f(b.as_ref())
+            }
         }
-        if !self.light.get().is_null() {
-            return match NonNull::new(p) {
-                // SAFETY: as in `fdget_qsbr`.
-                Some(p) => f(Some(&unsafe { QsbrFd::light(p) })),
-                None => f(None),
-            };
-        }
-        let b = self.fdget_qsbr_slow(fd, arr_ptr);
-        f(b.as_ref())
     }
 
     /// [`Files::fdget_qsbr`] on a shared table (or one this handle has not yet seen alone)
@@ -862,4 +861,17 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             None => self.fget(fd).map(RcuFd::counted),
         }
     }
+}
+
+/// What the fast path of a QSBR reader's lookup found (`Files::qsbr_look`).
+#[cfg(any(feature = "std", loom))]
+enum QsbrLook<F: ?Sized, P> {
+    /// A lendable file, read while online: its release waits for the reader's next
+    /// quiescent state.
+    Lent(NonNull<FileInner<F>>),
+    /// The handle is the table's only user (`light` is the array read): the slot's file,
+    /// held by the slot for the borrow of the handle, or none.
+    Light(Option<NonNull<FileInner<F>>>),
+    /// Anything else: the slow path, with the array the fast one read.
+    Slow(*mut crate::fdtable::FdTable<F, P>),
 }
