@@ -316,7 +316,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     if !untraced
         && let Err(e) = ptrace::seize(
             nix::unistd::Pid::from_raw(child),
-            sup::events::options(exit_events),
+            sup::events::options(exit_events, !cfg.floor),
         )
     {
         say(format!("cannot trace the program (ptrace: {e})"));

@@ -341,7 +341,7 @@ pub fn static_action(nr: u32) -> u32 {
         return RET_NOTIFY;
     }
     match s.effect {
-        Effect::None | Effect::Obsolete | Effect::Fork | Effect::Vfork | Effect::Exec => RET_ALLOW,
+        Effect::None | Effect::Obsolete | Effect::Fork | Effect::Vfork => RET_ALLOW,
         Effect::Rlimit(r) if r.new.is_none() => RET_ALLOW,
         _ => RET_NOTIFY,
     }

@@ -48,6 +48,12 @@ fn tables_follow_fork_clone_threads_unshare_and_exec() {
     };
     let r = same("tables", &[&p], &[], |_| {});
     assert!(r.stdout.contains("100 forks, bad 0"), "{}", r.stdout);
+    // Failed execs keep every descriptor, a run one closes the close-on-exec ones, in each
+    // shape the supervisor settles an exec by (no events: `sup::exec`).
+    for shape in 0..4 {
+        let line = format!("exec shape {shape}: ok 1");
+        assert!(r.stdout.contains(&line), "missing {line:?}:\n{}", r.stdout);
+    }
     assert!(
         r.stdout.contains("clone3 pidfd 5, child opened 5"),
         "{}",

@@ -78,6 +78,10 @@ pub fn decide(st: &mut State, tid: i32, nr: u64, args: &[u64; 6]) -> Reply {
         Effect::Clone => create::clone_pidfd(st, tid, args),
         Effect::Clone3 => create::clone3(st, tid, args),
         Effect::Unshare => process::unshare(st, tid),
+        Effect::Exec => {
+            st.exec_call(tid);
+            Reply::Continue
+        }
         Effect::Rlimit(r) => process::rlimit(st, tid, r, args),
         Effect::None => match sc.name {
             "kill" => process::kill_all(st, tid, args),

@@ -1,24 +1,36 @@
 //! The ptrace thread: process events only (`PTRACE_O_TRACEFORK`, `TRACEVFORK`,
-//! `TRACECLONE`, `TRACEEXEC`, and `TRACEEXIT` for `--track-fds` and `--check-tables`; no
-//! syscall stops). The library's tables follow the processes through its own calls: `fork`
-//! or `share` at the clone event, with the child's id and while the child is stopped; `exec`
-//! at the exec event; the handle dropped when the task is reaped.
+//! `TRACECLONE`; `TRACEEXEC` for the tasks that need it, below; `TRACEEXIT` for
+//! `--track-fds` and `--check-tables`; no syscall stops). The library's tables follow the
+//! processes through its own calls: `fork` or `share` at the clone event, with the child's
+//! id and while the child is stopped; `exec` when an exec is known to have run; the handle
+//! dropped when the task is reaped.
+//!
+//! Exec events are kept only where a notification cannot settle an exec: the program's first
+//! exec (its table is read then), and every task of a process with several threads or of a
+//! table several tasks share (an exec there changes thread ids and unshares the table). Each
+//! task's option is set at a stop: the parent's at the clone event that makes it multi-task,
+//! the child's at its first stop, and cleared again at the exec event (after an exec the
+//! process has one thread and its own table). Every other exec is notified and settled at the
+//! task's next stop, from the kernel's table (`Settle::Exec`): one ptrace stop fewer per
+//! process.
 
 use super::Shared;
-use super::table::{Expect, Table};
+use super::table::Table;
 use super::{Exit, Proc, State, Task, key_of};
 use crate::sys::{self, Status};
 use fdtable_syscalls::consts::{CLONE_FILES, CLONE_THREAD, CLONE_VFORK};
 use nix::sys::ptrace;
 use nix::unistd::Pid;
 
-/// The ptrace options: events only.
-pub fn options(exit_events: bool) -> ptrace::Options {
+/// The ptrace options: events only; exec events when `exec_events`.
+pub fn options(exit_events: bool, exec_events: bool) -> ptrace::Options {
     let mut o = ptrace::Options::PTRACE_O_TRACEFORK
         | ptrace::Options::PTRACE_O_TRACEVFORK
         | ptrace::Options::PTRACE_O_TRACECLONE
-        | ptrace::Options::PTRACE_O_TRACEEXEC
         | ptrace::Options::PTRACE_O_EXITKILL;
+    if exec_events {
+        o |= ptrace::Options::PTRACE_O_TRACEEXEC;
+    }
     if exit_events {
         o |= ptrace::Options::PTRACE_O_TRACEEXIT;
     }
@@ -136,6 +148,9 @@ impl State {
             child
         };
         let ptgid = parent.tgid;
+        // The child inherits the parent's options as they were when the kernel copied it.
+        let inherited_exec_events = parent.exec_events;
+        let shares = flags & (CLONE_THREAD | CLONE_FILES) != 0;
         // A table only the parent uses, with nothing in flight but a CLONE_PIDFD reservation
         // (which the kernel, as the library, leaves out of the copy), is copied exactly.
         let busy = self.tables.get(&key).is_some_and(|t| {
@@ -190,8 +205,18 @@ impl State {
                 started: false,
                 raw: false,
                 exiting: false,
+                exec_events: inherited_exec_events,
+                exec_wanted: shares,
             },
         );
+        if shares {
+            // Its exec would change thread ids or unshare a table: the parent's events on
+            // (it is stopped at this event), the child's at its first stop.
+            self.set_exec_events(tid, true);
+            if let Some(p) = self.tasks.get_mut(&tid) {
+                p.exec_wanted = true;
+            }
+        }
         self.stats.tasks += 1;
         if new_table && busy {
             // Other tasks may have changed the parent's table while the kernel copied it:
@@ -201,104 +226,8 @@ impl State {
         if pidfd {
             self.settle_call(tid, true);
         }
-        if self.early.remove(&child)
-            && let Some(c) = self.tasks.get_mut(&child)
-        {
-            c.started = true;
-            let _ = sys::resume(child, 0);
-        }
-        let _ = sys::resume(tid, 0);
-    }
-
-    fn on_exec(&mut self, tid: i32) {
-        let former = ptrace::getevent(Pid::from_raw(tid)).map_or(tid, |v| v as i32);
-        if former != tid {
-            // A thread other than the leader executed: it takes the leader's id.
-            if let Some(old) = self.tasks.remove(&tid) {
-                let k = key_of(&old.files);
-                drop(old);
-                self.leave(k, tid);
-            }
-            if let Some(mut t) = self.tasks.remove(&former) {
-                t.tid = tid;
-                self.tasks.insert(tid, t);
-            }
-        }
-        self.task_back(tid);
-        let Some(task) = self.tasks.get(&tid) else {
-            let _ = sys::resume(tid, 0);
-            return;
-        };
-        let tgid = task.tgid;
-        // de_thread: every other thread of the process is gone; their handles go first, so
-        // that a table only they shared is not copied.
-        let others: Vec<i32> = self
-            .tasks
-            .values()
-            .filter(|t| t.tid != tid && t.tgid == tgid)
-            .map(|t| t.tid)
-            .collect();
-        for t in others {
-            if let Some(mut old) = self.tasks.remove(&t) {
-                let k = key_of(&old.files);
-                let f = old.inflight.take();
-                drop(old);
-                self.drop_in_flight(k, f);
-                self.leave(k, t);
-            }
-        }
-        let Some(task) = self.tasks.get_mut(&tid) else {
-            let _ = sys::resume(tid, 0);
-            return;
-        };
-        if std::mem::replace(&mut task.raw, false) {
-            // The program's first exec: its table is what it inherited.
-            if let Some(p) = self.procs.get_mut(&tgid)
-                && let Some(l) = sys::nofile_of(tgid)
-            {
-                p.nofile = l;
-            }
-            self.rebuild(tid);
-            self.inherited(tid);
-            let _ = sys::resume(tid, 0);
-            return;
-        }
-        let key = key_of(&task.files);
-        let busy = self
-            .tables
-            .get(&key)
-            .is_some_and(|t| t.members > 1 || t.inflight > 0 || !t.uncertain.is_empty() || t.stale);
-        let Some(task) = self.tasks.get_mut(&tid) else {
-            return;
-        };
-        let old_key = key_of(&task.files);
-        if let Err(e) = task.files.exec() {
-            self.note(format!("process {tid}: exec in the library failed: {e}"));
-        }
-        let new_key = self.key(tid).unwrap_or(old_key);
-        if new_key != old_key {
-            // The library unshared (another process still uses the old table).
-            self.leave(old_key, tid);
-            self.tables.insert(new_key, Table::new());
-        }
-        if busy {
-            self.rebuild(tid);
-        } else {
-            // A binfmt_misc interpreter with the open-binary flag gets the program's
-            // descriptor at the lowest free number.
-            let end = self.nofile(tid).max(1);
-            if let Some(task) = self.tasks.get(&tid)
-                && let Ok(n) = task.files.alloc_fd(0, end, 0)
-            {
-                if self.probe(tid, n) == Some(true) {
-                    self.adopt(tid, n, Expect::default(), true);
-                } else if let Some(task) = self.tasks.get(&tid) {
-                    task.files.put_unused_fd(n);
-                }
-            }
-        }
-        if self.cfg.check_tables {
-            self.check_task(tid, true);
+        if self.early.remove(&child) {
+            self.start(child);
         }
         let _ = sys::resume(tid, 0);
     }
@@ -361,8 +290,7 @@ impl State {
             return;
         };
         if !task.started {
-            task.started = true;
-            let _ = sys::resume(tid, 0);
+            self.start(tid);
             return;
         }
         if matches!(
@@ -383,10 +311,21 @@ impl State {
             return;
         };
         if !task.started {
-            task.started = true;
-            let _ = sys::resume(tid, 0);
+            self.start(tid);
             return;
         }
         let _ = sys::resume(tid, sig);
+    }
+
+    /// A new task's first stop, after its creator's event: its exec events as it needs
+    /// them, then it runs.
+    fn start(&mut self, tid: i32) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        task.started = true;
+        let want = task.exec_wanted;
+        self.set_exec_events(tid, want);
+        let _ = sys::resume(tid, 0);
     }
 }

@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod events;
+pub mod exec;
 pub mod settle;
 pub mod table;
 pub mod track;
@@ -136,6 +137,11 @@ pub struct Task {
     pub raw: bool,
     /// Stopped at its exit event.
     pub exiting: bool,
+    /// `PTRACE_O_TRACEEXEC` is set on it (`exec`'s module says which tasks have it).
+    pub exec_events: bool,
+    /// Exec events wanted from its first stop (set then): it shares its table or its
+    /// process.
+    pub exec_wanted: bool,
 }
 
 /// A thread group.
@@ -221,6 +227,10 @@ impl State {
                 started: true,
                 raw: true,
                 exiting: false,
+                // Seized with exec events (except under `--floor`): its first exec is read
+                // at the event.
+                exec_events: !s.cfg.floor,
+                exec_wanted: !s.cfg.floor,
             },
         );
         s

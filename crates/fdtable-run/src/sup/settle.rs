@@ -55,6 +55,9 @@ pub enum Settle {
         /// The descriptor.
         fd: u32,
     },
+    /// `execve` or `execveat` of a task without exec events: whether it ran is read from the
+    /// kernel's table (`sup::exec`).
+    Exec,
     /// `unshare(CLONE_FILES)` or `close_range(CLOSE_RANGE_UNSHARE)` on a shared table: if the
     /// kernel gave the task its own copy (the call can fail), the library does too and reads
     /// it from the kernel.
@@ -113,6 +116,7 @@ impl State {
                 }
             }
             Settle::UffdApi { fd } => self.check_uffd(tid, fd),
+            Settle::Exec => self.settle_exec(tid, single),
             Settle::Clone3 => {
                 if !clone_event {
                     self.untraced(tid);

@@ -1,5 +1,6 @@
 /* Tables following processes: fork, vfork, clone and clone3 with and without CLONE_FILES and
- * CLONE_PIDFD, threads, unshare(CLONE_FILES), close-on-exec across exec, exec from a thread.
+ * CLONE_PIDFD, threads, unshare(CLONE_FILES), close-on-exec across exec, exec from a thread,
+ * execs that fail and one that runs in every shape of close-on-exec descriptors.
  * Prints every descriptor number it gets; run natively and under fdtable run, the outputs
  * must be identical. */
 #define _GNU_SOURCE
@@ -121,6 +122,41 @@ int main(int argc, char **argv) {
     }
     waitexit(p);
     printf("\n");
+    /* Execs that fail, then one that runs, with no close-on-exec descriptor (0), one at the
+     * lowest free number (1), one above a free number (2), two (3): after each failure every
+     * descriptor is still there with its bit; after the run the close-on-exec ones are gone. */
+    for (int shape = 0; shape < 4; shape++) {
+        p = fork();
+        if (p == 0) {
+            syscall(SYS_close_range, 3, ~0U, 0);
+            int a = -1, b = -1, hole = -1;
+            if (shape == 1) a = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            if (shape == 2) {
+                hole = opennull();
+                a = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                close(hole);
+            }
+            if (shape == 3) {
+                a = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                b = open("/dev/null", O_RDONLY | O_CLOEXEC);
+            }
+            int plain = opennull();
+            char *argv[] = {"x", NULL};
+            int fails = 0;
+            for (int i = 0; i < 3; i++) fails += execv("/nonexistent/x", argv) == -1 && errno == ENOENT;
+            fails += execv("/dev/null", argv) == -1 && errno == EACCES;
+            int ok = fails == 4 && (a < 0 || fcntl(a, F_GETFD) == FD_CLOEXEC) &&
+                     (b < 0 || fcntl(b, F_GETFD) == FD_CLOEXEC) && fcntl(plain, F_GETFD) == 0;
+            /* The lowest free number after the failures is where the library allocates. */
+            int next = opennull();
+            close(next);
+            char cmd[160];
+            snprintf(cmd, sizeof cmd, "echo \"exec shape %d: ok %d next %d, after: $(ls /proc/self/fd | tr '\\n' ' ')\"", shape, ok, next);
+            execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+            _exit(127);
+        }
+        waitexit(p);
+    }
     /* exec from a non-leader thread. */
     p = fork();
     if (p == 0) {

@@ -1,0 +1,240 @@
+//! `execve` and `execveat`: closing the close-on-exec descriptors in the library exactly when
+//! the kernel does, which is when an exec succeeds.
+//!
+//! Two ways to learn that an exec ran:
+//!
+//! - **The exec event** (`PTRACE_EVENT_EXEC`), for the program's first exec and for tasks of
+//!   a process with several threads or of a table several tasks share: there an exec changes
+//!   a thread's id (`de_thread`) and unshares the table, which only the event shows.
+//! - **Settled at the task's next stop** (`Settle::Exec`), for every other exec: a task
+//!   alone on its table, in a process of one thread. The call is notified and continued; no
+//!   other task can change or read the table meanwhile, and the task's next notification or
+//!   event proves the call over. One kernel probe then tells whether it ran:
+//!   - with two or more close-on-exec descriptors, the highest: an exec that ran closed it,
+//!     and nothing installs there (a `binfmt_misc` interpreter's descriptor takes the lowest
+//!     free number, at most the lowest of them);
+//!   - with one, `n`: closed means it ran; installed means it did not, unless the library
+//!     has no free number below `n`, where the interpreter's descriptor would go: then `n`'s
+//!     close-on-exec bit, in `fdinfo`, tells the interpreter's (clear) from the old (set);
+//!   - with none, the table is the same whether it ran or not, but for an interpreter's
+//!     descriptor at the lowest free number, which is probed.
+//!
+//! An exec event costs a ptrace stop (about 25 µs per process on the project's VM); a
+//! notification costs a round trip on the task's CPU and the probe a `kcmp`.
+
+use super::table::{Expect, Table};
+use super::{State, key_of};
+use crate::sys;
+use fdtable_syscalls::consts::O_CLOEXEC;
+use nix::sys::ptrace;
+use nix::unistd::Pid;
+
+/// What the kernel's table says of an exec settled at the task's next stop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ran {
+    Yes,
+    No,
+    /// The table is the same either way (no close-on-exec descriptor).
+    Unseen,
+    /// The task is gone.
+    Gone,
+}
+
+impl State {
+    /// `execve` or `execveat` of `tid`, notified: settled by its exec event if it has them,
+    /// else at its next stop.
+    pub fn exec_call(&mut self, tid: i32) {
+        if self.tasks.get(&tid).is_some_and(|t| !t.exec_events) {
+            self.in_flight(tid, super::settle::Settle::Exec, Vec::new());
+        }
+    }
+
+    /// Settles `tid`'s exec at its next stop; `single`: the task is alone on its table.
+    pub fn settle_exec(&mut self, tid: i32, single: bool) {
+        if !single {
+            // A task without exec events is alone on its table (the clone event that shares
+            // a table turns its events on); should that ever not hold, the kernel's table is
+            // read instead of trusting a guess.
+            self.note(format!(
+                "task {tid}: an exec on a shared table was settled without its event"
+            ));
+            self.rebuild(tid);
+            return;
+        }
+        match self.exec_outcome(tid) {
+            Ran::Yes => self.exec_ran(tid, false),
+            Ran::Unseen => self.interpreter_fd(tid),
+            Ran::No | Ran::Gone => {}
+        }
+    }
+
+    fn exec_outcome(&mut self, tid: i32) -> Ran {
+        let Some(task) = self.tasks.get(&tid) else {
+            return Ran::Gone;
+        };
+        let mut lowest = None;
+        let mut highest = None;
+        for o in task.files.iter().filter(|o| o.cloexec) {
+            lowest.get_or_insert(o.fd);
+            highest = Some(o.fd);
+        }
+        let (Some(lo), Some(hi)) = (lowest, highest) else {
+            return Ran::Unseen;
+        };
+        let free_below = lo > 0
+            && task.files.alloc_fd(0, lo as u64, 0).is_ok_and(|m| {
+                task.files.put_unused_fd(m);
+                true
+            });
+        let n = if lo != hi { hi } else { lo };
+        match self.probe(tid, n) {
+            Some(false) => Ran::Yes,
+            Some(true) if n != lo || free_below => Ran::No,
+            // The only close-on-exec descriptor at the lowest number an interpreter's
+            // descriptor could take: its bit says which it is now.
+            Some(true) => match self.kernel_flags(tid, n) {
+                Some(f) if f & O_CLOEXEC != 0 => Ran::No,
+                Some(_) => Ran::Yes,
+                None => Ran::Gone,
+            },
+            // Not probeable: gone, or alive and no longer readable by the supervisor, which
+            // only an exec of a binary it cannot read does to a traced task.
+            None if crate::procfs::tgid_of(tid).is_some() => Ran::Yes,
+            None => Ran::Gone,
+        }
+    }
+
+    /// An exec of `tid` ran: the library does what the kernel did (close-on-exec
+    /// descriptors closed, the table unshared, an interpreter's descriptor installed);
+    /// `busy`: other tasks may have changed the table meanwhile, so it is read from the
+    /// kernel.
+    fn exec_ran(&mut self, tid: i32, busy: bool) {
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        let tgid = task.tgid;
+        let old_key = key_of(&task.files);
+        if let Err(e) = task.files.exec() {
+            self.note(format!("process {tid}: exec in the library failed: {e}"));
+        }
+        let new_key = self.key(tid).unwrap_or(old_key);
+        if new_key != old_key {
+            // The library unshared (another process still uses the old table).
+            self.leave(old_key, tid);
+            self.tables.insert(new_key, Table::new());
+        }
+        // The kernel makes a process dumpable again at exec (a binary it may read).
+        if let Some(p) = self.procs.get_mut(&tgid) {
+            p.dumpable = true;
+        }
+        if busy {
+            self.rebuild(tid);
+        } else {
+            self.interpreter_fd(tid);
+        }
+        if self.cfg.check_tables {
+            self.check_task(tid, true);
+        }
+    }
+
+    /// A `binfmt_misc` interpreter with the open-binary flag gets the program's descriptor
+    /// at the lowest free number: probed there.
+    fn interpreter_fd(&mut self, tid: i32) {
+        let end = self.nofile(tid).max(1);
+        let Some(task) = self.tasks.get(&tid) else {
+            return;
+        };
+        let Ok(n) = task.files.alloc_fd(0, end, 0) else {
+            return;
+        };
+        if self.probe(tid, n) == Some(true) {
+            self.adopt(tid, n, Expect::default(), true);
+            if let Some(p) = self
+                .tasks
+                .get(&tid)
+                .and_then(|t| self.procs.get_mut(&t.tgid))
+            {
+                p.dumpable = true;
+            }
+        } else if let Some(task) = self.tasks.get(&tid) {
+            task.files.put_unused_fd(n);
+        }
+    }
+
+    /// The exec event of `tid` (a task with exec events on).
+    pub(super) fn on_exec(&mut self, tid: i32) {
+        let former = ptrace::getevent(Pid::from_raw(tid)).map_or(tid, |v| v as i32);
+        if former != tid {
+            // A thread other than the leader executed: it takes the leader's id.
+            if let Some(old) = self.tasks.remove(&tid) {
+                let k = key_of(&old.files);
+                drop(old);
+                self.leave(k, tid);
+            }
+            if let Some(mut t) = self.tasks.remove(&former) {
+                t.tid = tid;
+                self.tasks.insert(tid, t);
+            }
+        }
+        self.task_back(tid);
+        let Some(task) = self.tasks.get(&tid) else {
+            let _ = sys::resume(tid, 0);
+            return;
+        };
+        let tgid = task.tgid;
+        // de_thread: every other thread of the process is gone; their handles go first, so
+        // that a table only they shared is not copied.
+        let others: Vec<i32> = self
+            .tasks
+            .values()
+            .filter(|t| t.tid != tid && t.tgid == tgid)
+            .map(|t| t.tid)
+            .collect();
+        for t in others {
+            if let Some(mut old) = self.tasks.remove(&t) {
+                let k = key_of(&old.files);
+                let f = old.inflight.take();
+                drop(old);
+                self.drop_in_flight(k, f);
+                self.leave(k, t);
+            }
+        }
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            let _ = sys::resume(tid, 0);
+            return;
+        };
+        if std::mem::replace(&mut task.raw, false) {
+            // The program's first exec: its table is what it inherited.
+            if let Some(p) = self.procs.get_mut(&tgid)
+                && let Some(l) = sys::nofile_of(tgid)
+            {
+                p.nofile = l;
+            }
+            self.rebuild(tid);
+            self.inherited(tid);
+        } else {
+            let key = key_of(&task.files);
+            let busy = self.tables.get(&key).is_some_and(|t| {
+                t.members > 1 || t.inflight > 0 || !t.uncertain.is_empty() || t.stale
+            });
+            self.exec_ran(tid, busy);
+        }
+        // One thread and a table of its own now: later execs are settled without events.
+        self.set_exec_events(tid, false);
+        let _ = sys::resume(tid, 0);
+    }
+
+    /// Turns `tid`'s exec events on or off; the task must be in a ptrace stop.
+    pub(super) fn set_exec_events(&mut self, tid: i32, on: bool) {
+        let exit_events = self.cfg.track_fds || self.cfg.check_tables;
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        if task.exec_events != on
+            && ptrace::setoptions(Pid::from_raw(tid), super::events::options(exit_events, on))
+                .is_ok()
+        {
+            task.exec_events = on;
+        }
+    }
+}
