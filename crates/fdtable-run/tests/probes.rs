@@ -350,3 +350,22 @@ fn the_measurement_floors_run_programs_as_natively() {
         assert_eq!(s["answered"], 0, "{mode}: {s}");
     }
 }
+
+#[test]
+fn the_program_runs_with_the_callers_cpu_mask() {
+    // Start-up runs pinned to the caller's CPU (`sys::Affinity`); the program gets the
+    // caller's mask back before it executes, whether it is every CPU or a `taskset` one.
+    let cmd = ["grep", "Cpus_allowed_list", "/proc/self/status"];
+    let r = support::same_in("affinity", None, &cmd, &[], |_| {});
+    assert!(r.stdout.starts_with("Cpus_allowed_list:"), "{}", r.stdout);
+    if have("taskset") {
+        let r = support::same_in(
+            "affinity-0",
+            Some("exec taskset -c 0 \"$@\""),
+            &cmd,
+            &[],
+            |_| {},
+        );
+        assert_eq!(r.stdout.trim(), "Cpus_allowed_list:\t0", "{}", r.stdout);
+    }
+}
