@@ -629,6 +629,17 @@ pub fn same_files(a: i32, b: i32) -> Option<bool> {
     (r >= 0).then_some(r == 0)
 }
 
+/// Whether task `tid` belongs to thread group `tgid`: `tgkill(tgid, tid, 0)` checks exactly
+/// that (ESRCH otherwise) and sends nothing. `None` when the kernel refuses the check
+/// (EPERM: the task's credentials changed).
+pub fn in_thread_group(tgid: i32, tid: i32) -> Option<bool> {
+    match tgkill(tgid, tid, 0) {
+        Ok(()) => Some(true),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Some(false),
+        Err(_) => None,
+    }
+}
+
 /// `pidfd_open(pid, 0)`.
 pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     // SAFETY: integer arguments only.
