@@ -164,10 +164,6 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
         emulate_dumpable: !sys::has_capability(sys::CAP_SYS_PTRACE),
     };
     let waiter = std::process::id() as i32;
-    // Start-up runs on this CPU (`sys::Affinity`); the caller's mask is given back to each
-    // process once its part is done.
-    let pinned = sys::Pinned::here();
-    let affinity = pinned.original();
     let sup_pid = match sys::fork() {
         Err(e) => {
             say(format!("fork: {e}"));
@@ -180,7 +176,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
             keep.dedup();
             sys::close_all_but(&keep);
             std::mem::forget((ws_w, cs_c));
-            let code = supervise(cfg, waiter, ws_s, cs_s, affinity);
+            let code = supervise(cfg, waiter, ws_s, cs_s);
             std::process::exit(code);
         }
         Ok(Some(p)) => p.as_raw(),
@@ -219,11 +215,8 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
         channel: cs_c.as_raw_fd(),
         supervisor: supervisor[0],
         signals,
-        affinity,
     };
-    let child = sys::spawn_program(&plan);
-    drop(pinned);
-    let child = match child {
+    let child = match sys::spawn_program(&plan) {
         Ok(p) => p,
         Err(e) => {
             say(format!("fork: {e}"));
@@ -284,13 +277,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
 /// The supervisor's process: leaves the caller's session, attaches to the program, takes
 /// its seccomp listener, and supervises until every traced process is gone. Returns its exit
 /// code.
-fn supervise(
-    cfg: Config,
-    waiter: i32,
-    ws: OwnedFd,
-    cs: OwnedFd,
-    affinity: Option<sys::Affinity>,
-) -> i32 {
+fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     let _ = sys::setsid();
     let _ = sys::set_dumpable(false);
     sys::ignore_forwarded();
@@ -359,11 +346,6 @@ fn supervise(
                 return 125;
             }
             let _ = cs.write_all(b"g");
-            // Start-up is over: both threads may run anywhere the caller's could.
-            if let Some(a) = &affinity {
-                let _ = a.apply(0);
-                let _ = a.apply(ntid);
-            }
         }
         Some(sys::Message::Failed(step, errno)) => failed = Some((step, errno)),
         None => {}

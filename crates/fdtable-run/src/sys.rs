@@ -94,77 +94,6 @@ pub fn gettid() -> i32 {
     unsafe { libc::gettid() }
 }
 
-/// A thread's CPU affinity mask, as `sched_getaffinity` gives it.
-///
-/// `fdtable run` starts its three processes on the CPU the caller ran it on: on a VM whose
-/// idle vCPUs halt, each first hand-off to an idle vCPU cost 0.1-0.9 ms in start-up
-/// (docs/RUN.md, "Start-up"). The program gets the caller's mask back before it executes,
-/// and the supervisor's threads theirs once it runs.
-#[derive(Clone, Copy)]
-pub struct Affinity(libc::cpu_set_t);
-
-impl Affinity {
-    /// The calling thread's mask; `None` where it does not fit a `cpu_set_t` (more than
-    /// 1,024 CPUs) or cannot be read.
-    pub fn capture() -> Option<Affinity> {
-        // SAFETY: an all-zero `cpu_set_t` is a valid (empty) set.
-        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `set` is a writable `cpu_set_t` of the size passed.
-        let r =
-            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
-        (r == 0).then_some(Affinity(set))
-    }
-
-    /// Restricts the calling thread to the CPU it runs on (its children inherit the mask).
-    pub fn pin_here() -> io::Result<()> {
-        // SAFETY: no arguments.
-        let cpu = unsafe { libc::sched_getcpu() };
-        if cpu < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: an all-zero `cpu_set_t` is a valid (empty) set.
-        let mut one: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `cpu` is below CPU_SETSIZE (the kernel numbers CPUs below `nr_cpu_ids`,
-        // and `capture` succeeded only if they fit).
-        unsafe { libc::CPU_SET(cpu as usize, &mut one) };
-        Affinity(one).apply(0)
-    }
-
-    /// Gives thread `tid` (0: the caller) this mask. Async-signal-safe: the program's
-    /// process calls it between `fork` and `execve`.
-    pub fn apply(&self, tid: i32) -> io::Result<()> {
-        // SAFETY: `self.0` is a readable `cpu_set_t` of the size passed.
-        let r = unsafe {
-            libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &self.0)
-        };
-        check(r as _).map(drop)
-    }
-}
-
-/// The calling thread pinned to the CPU it runs on ([`Affinity::pin_here`]) until dropped,
-/// when its mask is given back.
-pub struct Pinned(Option<Affinity>);
-
-impl Pinned {
-    /// Pins the calling thread if its mask can be read and set; otherwise changes nothing.
-    pub fn here() -> Pinned {
-        Pinned(Affinity::capture().filter(|_| Affinity::pin_here().is_ok()))
-    }
-
-    /// The mask it had, if it was pinned.
-    pub fn original(&self) -> Option<Affinity> {
-        self.0
-    }
-}
-
-impl Drop for Pinned {
-    fn drop(&mut self) {
-        if let Some(a) = &self.0 {
-            let _ = a.apply(0);
-        }
-    }
-}
-
 /// `setsid()`.
 pub fn setsid() -> io::Result<()> {
     // SAFETY: no arguments.
@@ -238,8 +167,6 @@ pub struct ProgramPlan {
     pub supervisor: i32,
     /// The caller's ignored signals and signal mask, which the program inherits.
     pub signals: CallerSignals,
-    /// The caller's CPU mask, given back before `execve` when start-up ran pinned.
-    pub affinity: Option<Affinity>,
 }
 
 /// What a program inherits of its caller's signal state across `fork` and `execve`: the
@@ -492,9 +419,6 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
         let mut b = 0u8;
         if libc::read(err, (&mut b as *mut u8).cast(), 1) != 1 {
             fail(err, Step::Attach, errno());
-        }
-        if let Some(a) = &plan.affinity {
-            let _ = a.apply(0);
         }
         // The listener and the channel are close-on-exec.
         libc::execve(plan.path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());

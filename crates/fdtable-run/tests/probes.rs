@@ -369,3 +369,65 @@ fn the_program_runs_with_the_callers_cpu_mask() {
         assert_eq!(r.stdout.trim(), "Cpus_allowed_list:\t0", "{}", r.stdout);
     }
 }
+
+#[test]
+fn a_process_that_executes_a_binary_the_supervisor_may_not_read_is_killed_with_a_note() {
+    // A supervisor without CAP_SYS_PTRACE cannot probe a process that executed a binary it
+    // may not read: the table cannot be kept, so the process is refused by name (killed with
+    // a note) rather than left with a table nobody checks. The run is made as `nobody`, so
+    // this needs root (to change user) and `setpriv`.
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root || !have("setpriv") {
+        eprintln!("SKIPPED: needs root and setpriv to run the supervisor without CAP_SYS_PTRACE");
+        return;
+    }
+    let nobody = |args: &[&str]| {
+        let o = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .args(args)
+            .current_dir("/")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .expect("setpriv");
+        use std::os::unix::process::ExitStatusExt;
+        (
+            o.status.code(),
+            o.status.signal(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+        )
+    };
+    let bin = support::bin();
+    let bin = bin.to_str().unwrap();
+    if nobody(&[bin, "--version"]).0 != Some(0) {
+        eprintln!("SKIPPED: the test binary's directory is closed to nobody");
+        return;
+    }
+    // An execute-only copy of true(1), in a directory nobody may enter.
+    let dir = std::env::temp_dir().join(format!("fdtable-run-xonly-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).unwrap();
+    let exe = dir.join("true");
+    std::fs::copy("/bin/true", &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o111)).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let exe = exe.to_str().unwrap();
+    // As the program itself (its first exec, seen at the exec event), and as a shell's
+    // child (an exec settled at the child's next stop).
+    let script = format!("{exe}; echo $?");
+    let native = nobody(&[exe]);
+    let run = nobody(&[bin, "--", exe]);
+    let native_child = nobody(&["/bin/sh", "-c", &script]);
+    let run_child = nobody(&[bin, "--", "/bin/sh", "-c", &script]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(native.0, Some(0), "natively: {native:?}");
+    assert_eq!(run.1, Some(libc::SIGKILL), "under fdtable run: {run:?}");
+    assert!(run.2.contains("may not read"), "{}", run.2);
+    assert_eq!(native_child.3, "0\n", "natively: {native_child:?}");
+    assert_eq!(run_child.3, "137\n", "under fdtable run: {run_child:?}");
+    assert!(run_child.2.contains("may not read"), "{}", run_child.2);
+}

@@ -5,9 +5,9 @@
 //! number the library has free (an installation nobody announced would take it). In full
 //! (a listing of `/proc/<pid>/fd`, and the `fdinfo` of every descriptor below 64 and of the
 //! numbers changed): a table without descriptors above 63 after every call (a shared one
-//! whenever nothing of it is in flight), a larger table every 64th call, at exec and at
-//! exit. Numbers of calls still in flight (uncertain numbers, close-on-exec changes
-//! in flight) are left out until they settle.
+//! whenever nothing of it is in flight), a larger table every 64th call, at an exec that
+//! ran and at exit. Numbers of calls still in flight (uncertain numbers, close-on-exec
+//! changes in flight) are left out until they settle.
 
 use super::{State, key_of};
 use crate::procfs;

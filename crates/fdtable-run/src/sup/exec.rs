@@ -29,6 +29,10 @@ use fdtable_syscalls::consts::O_CLOEXEC;
 use nix::sys::ptrace;
 use nix::unistd::Pid;
 
+/// Why a process that executed a binary the supervisor may not read is killed.
+const UNREADABLE: &str = "executed a binary the supervisor may not read (the process is no \
+     longer dumpable, so a supervisor without CAP_SYS_PTRACE cannot probe its table)";
+
 /// What the kernel's table says of an exec settled at the task's next stop.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Ran {
@@ -38,6 +42,9 @@ enum Ran {
     Unseen,
     /// The task is gone.
     Gone,
+    /// It ran a binary the supervisor may not read: the process is no longer dumpable, and
+    /// no probe reaches its table any more.
+    Unreadable,
 }
 
 impl State {
@@ -53,19 +60,40 @@ impl State {
     pub fn settle_exec(&mut self, tid: i32, single: bool) {
         if !single {
             // A task without exec events is alone on its table (the clone event that shares
-            // a table turns its events on); should that ever not hold, the kernel's table is
-            // read instead of trusting a guess.
-            self.note(format!(
-                "task {tid}: an exec on a shared table was settled without its event"
-            ));
-            self.rebuild(tid);
+            // a table turns its events on). Should that ever not hold, nothing tells whether
+            // the kernel unshared the table: the process is not guessed about.
+            self.lose(
+                tid,
+                "an exec on a shared table was made without its exec event".into(),
+            );
             return;
         }
-        match self.exec_outcome(tid) {
+        let outcome = match self.exec_outcome(tid) {
             Ran::Yes => self.exec_ran(tid, false),
             Ran::Unseen => self.interpreter_fd(tid),
-            Ran::No | Ran::Gone => {}
+            other => other,
+        };
+        if outcome == Ran::Unreadable {
+            self.lose(tid, UNREADABLE.into());
         }
+    }
+
+    /// What a probe that found nothing says: the task is gone, or it is alive and no longer
+    /// readable by the supervisor, which only an exec of a binary it cannot read does to a
+    /// traced task.
+    fn unprobeable(&self, tid: i32) -> Ran {
+        if crate::procfs::tgid_of(tid).is_some() {
+            Ran::Unreadable
+        } else {
+            Ran::Gone
+        }
+    }
+
+    /// Kills `tid`'s process, whose table the supervisor can no longer keep, with a note.
+    pub(super) fn lose(&mut self, tid: i32, why: String) {
+        let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
+        self.note(format!("process {tgid}: {why}; killed"));
+        let _ = sys::kill(tgid, libc::SIGKILL);
     }
 
     fn exec_outcome(&mut self, tid: i32) -> Ran {
@@ -95,12 +123,9 @@ impl State {
             Some(true) => match self.kernel_flags(tid, n) {
                 Some(f) if f & O_CLOEXEC != 0 => Ran::No,
                 Some(_) => Ran::Yes,
-                None => Ran::Gone,
+                None => self.unprobeable(tid),
             },
-            // Not probeable: gone, or alive and no longer readable by the supervisor, which
-            // only an exec of a binary it cannot read does to a traced task.
-            None if crate::procfs::tgid_of(tid).is_some() => Ran::Yes,
-            None => Ran::Gone,
+            None => self.unprobeable(tid),
         }
     }
 
@@ -108,9 +133,9 @@ impl State {
     /// descriptors closed, the table unshared, an interpreter's descriptor installed);
     /// `busy`: other tasks may have changed the table meanwhile, so it is read from the
     /// kernel.
-    fn exec_ran(&mut self, tid: i32, busy: bool) {
+    fn exec_ran(&mut self, tid: i32, busy: bool) -> Ran {
         let Some(task) = self.tasks.get_mut(&tid) else {
-            return;
+            return Ran::Gone;
         };
         let tgid = task.tgid;
         let old_key = key_of(&task.files);
@@ -127,27 +152,31 @@ impl State {
         if let Some(p) = self.procs.get_mut(&tgid) {
             p.dumpable = true;
         }
-        if busy {
+        let ran = if busy {
             self.rebuild(tid);
+            Ran::Yes
         } else {
-            self.interpreter_fd(tid);
-        }
-        if self.cfg.check_tables {
+            self.interpreter_fd(tid)
+        };
+        if self.cfg.check_tables && ran != Ran::Unreadable {
             self.check_task(tid, true);
         }
+        ran
     }
 
     /// A `binfmt_misc` interpreter with the open-binary flag gets the program's descriptor
-    /// at the lowest free number: probed there.
-    fn interpreter_fd(&mut self, tid: i32) {
+    /// at the lowest free number: probed there. `Yes` if one was installed, `Unseen` if not,
+    /// or what an unanswered probe means.
+    fn interpreter_fd(&mut self, tid: i32) -> Ran {
         let end = self.nofile(tid).max(1);
         let Some(task) = self.tasks.get(&tid) else {
-            return;
+            return Ran::Gone;
         };
         let Ok(n) = task.files.alloc_fd(0, end, 0) else {
-            return;
+            return Ran::Unseen;
         };
-        if self.probe(tid, n) == Some(true) {
+        let probe = self.probe(tid, n);
+        if probe == Some(true) {
             self.adopt(tid, n, Expect::default(), true);
             if let Some(p) = self
                 .tasks
@@ -158,6 +187,11 @@ impl State {
             }
         } else if let Some(task) = self.tasks.get(&tid) {
             task.files.put_unused_fd(n);
+        }
+        match probe {
+            Some(true) => Ran::Yes,
+            Some(false) => Ran::Unseen,
+            None => self.unprobeable(tid),
         }
     }
 
@@ -221,6 +255,9 @@ impl State {
         }
         // One thread and a table of its own now: later execs are settled without events.
         self.set_exec_events(tid, false);
+        if self.probe(tid, 0).is_none() && self.unprobeable(tid) == Ran::Unreadable {
+            self.lose(tid, UNREADABLE.into());
+        }
         let _ = sys::resume(tid, 0);
     }
 
