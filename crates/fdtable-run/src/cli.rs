@@ -313,23 +313,22 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     };
     let exit_events = cfg.track_fds || cfg.check_tables;
     let untraced = cfg.untraced;
-    if !untraced
-        && let Err(e) = ptrace::seize(
-            nix::unistd::Pid::from_raw(child),
-            sup::events::options(exit_events, !cfg.floor),
-        )
-    {
-        say(format!("cannot trace the program (ptrace: {e})"));
-        let _ = sys::kill(child, libc::SIGKILL);
-        return 125;
-    }
+    let options = sup::events::options(exit_events, !cfg.floor);
     let mut cs = std::fs::File::from(cs);
     let state = State::new(cfg, child, vec![me, ntid, waiter]);
     let state = std::sync::Arc::new(sup::Shared::new(state));
     let mut failed = None;
     let mut kept = None;
     match sys::read_message(&mut cs) {
+        // The program has named this process its tracer (`PR_SET_PTRACER`, which Yama's
+        // ptrace_scope 1 requires of a tracer that is not an ancestor) and waits for "go":
+        // attached only now, and before it can execute anything.
         Some(sys::Message::Listener(n)) => {
+            if !untraced && let Err(e) = ptrace::seize(nix::unistd::Pid::from_raw(child), options) {
+                say(format!("cannot trace the program (ptrace: {e})"));
+                let _ = sys::kill(child, libc::SIGKILL);
+                return 125;
+            }
             let listener = sys::pidfd_open(child).and_then(|p| sys::pidfd_getfd(&p, n as u32));
             let Ok(listener) = listener else {
                 say("cannot take the program's seccomp listener");
