@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 mod common;
-use common::{Probe, probe, released};
+use common::{CloseElsewhere, Probe, probe, released};
 
 /// Looks `fd` up often enough that its file is lent without a reference from then on.
 fn make_lendable(files: &Files<Probe>, fd: u32) {
@@ -74,7 +74,7 @@ fn a_close_on_another_thread_waits_for_the_borrow() {
     let r = Arc::new(AtomicUsize::new(0));
     let mut files: Files<Probe> = Files::new();
     files.install(probe(7, &r), 0, 1024).unwrap();
-    let mut other = files.share();
+    let other = files.share();
     make_lendable(&files, 0);
     let borrowed = files.fdget_rcu(0).unwrap();
     assert!(borrowed.is_rcu());
@@ -84,22 +84,7 @@ fn a_close_on_another_thread_waits_for_the_borrow() {
         2,
         "no reference taken"
     );
-    let closing = Arc::new(AtomicBool::new(false));
-    let closed = Arc::new(AtomicBool::new(false));
-    let t = {
-        let (closing, closed) = (closing.clone(), closed.clone());
-        std::thread::spawn(move || {
-            // ORDERING: SeqCst (more than needed); test flags.
-            closing.store(true, Ordering::SeqCst);
-            other.close_fd(0).unwrap();
-            closed.store(true, Ordering::SeqCst);
-            other
-        })
-    };
-    // ORDERING: SeqCst (more than needed); test flags.
-    while !closing.load(Ordering::SeqCst) {
-        std::thread::yield_now();
-    }
+    let close = CloseElsewhere::start(other, 0);
     // The close cannot complete (its release waits for this borrow), whatever the scheduling:
     // the file is alive and usable until the borrow ends.
     for _ in 0..1000 {
@@ -108,13 +93,13 @@ fn a_close_on_another_thread_waits_for_the_borrow() {
     }
     assert_eq!(released(&r), 0);
     assert!(
-        !closed.load(Ordering::SeqCst),
+        !close.closed(),
         "the close returned while the file was lent"
     );
     drop(borrowed);
-    let other = t.join().unwrap();
+    let (other, closed) = close.join();
     // Released exactly once, before the close returned.
-    assert!(closed.load(Ordering::SeqCst));
+    assert!(closed);
     assert_eq!(released(&r), 1);
     assert!(files.fdget_rcu(0).is_none());
     drop(other);

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 mod common;
-use common::{Probe, probe, released};
+use common::{CloseElsewhere, Probe, probe, released};
 
 /// Looks `fd` up until its file is lent without a reference.
 fn make_lendable(files: &Files<Probe>, me: &QsbrThread, fd: u32) {
@@ -73,28 +73,13 @@ fn a_close_on_another_thread_waits_for_the_readers_quiescent_state() {
     let r = Arc::new(AtomicUsize::new(0));
     let mut files: Files<Probe> = Files::new();
     files.install(probe(7, &r), 0, 1024).unwrap();
-    let mut other = files.share();
+    let other = files.share();
     let mut me = QsbrThread::online().unwrap();
     make_lendable(&files, &me, 0);
-    let closing = Arc::new(AtomicBool::new(false));
-    let closed = Arc::new(AtomicBool::new(false));
     {
         let lent = files.fdget_qsbr(&me, 0).unwrap();
         assert!(lent.is_rcu());
-        let t = {
-            let (closing, closed) = (closing.clone(), closed.clone());
-            std::thread::spawn(move || {
-                // ORDERING: SeqCst (more than needed); test flags.
-                closing.store(true, Ordering::SeqCst);
-                other.close_fd(0).unwrap();
-                closed.store(true, Ordering::SeqCst);
-                other
-            })
-        };
-        // ORDERING: SeqCst (more than needed); test flags.
-        while !closing.load(Ordering::SeqCst) {
-            std::thread::yield_now();
-        }
+        let close = CloseElsewhere::start(other, 0);
         // The close cannot complete while this thread is online without a quiescent state,
         // whether or not the lent file is still in use.
         for _ in 0..1000 {
@@ -106,11 +91,11 @@ fn a_close_on_another_thread_waits_for_the_readers_quiescent_state() {
             std::thread::yield_now();
         }
         assert_eq!(released(&r), 0);
-        assert!(!closed.load(Ordering::SeqCst), "the close did not wait");
+        assert!(!close.closed(), "the close did not wait");
         me.quiescent_state();
         // Offline while blocked (the protocol): a release elsewhere may wait for this thread.
-        let other = me.offline(|| t.join().unwrap());
-        assert!(closed.load(Ordering::SeqCst));
+        let (other, closed) = me.offline(|| close.join());
+        assert!(closed);
         assert_eq!(released(&r), 1);
         drop(other);
     }

@@ -1,7 +1,7 @@
-//! A file that knows when it is used after its release, shared by the tests of lent files
-//! (`borrow.rs`, `qsbr.rs`).
+//! A file that knows when it is used after its release, and a close made on another thread,
+//! shared by the tests of lent files (`borrow.rs`, `qsbr.rs`).
 
-use fdtable::{FileLike, FileRef};
+use fdtable::{FileLike, FileRef, Files};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -48,4 +48,47 @@ pub fn probe(id: usize, r: &Arc<AtomicUsize>) -> FileRef<Probe> {
 pub fn released(r: &AtomicUsize) -> usize {
     // ORDERING: SeqCst (more than needed); see `Drop for Probe`.
     r.load(Ordering::SeqCst)
+}
+
+/// `close_fd(fd)` through another handle, on a thread of its own: started, and known to have
+/// begun, by [`CloseElsewhere::start`]; whether it has returned by [`CloseElsewhere::closed`].
+pub struct CloseElsewhere {
+    closed: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Files<Probe>>,
+}
+
+impl CloseElsewhere {
+    /// Closes `fd` through `handle` on a new thread; returns once the close has begun.
+    pub fn start(mut handle: Files<Probe>, fd: u32) -> CloseElsewhere {
+        let closing = Arc::new(AtomicBool::new(false));
+        let closed = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (closing, closed) = (closing.clone(), closed.clone());
+            std::thread::spawn(move || {
+                // ORDERING: SeqCst (more than needed); test flags.
+                closing.store(true, Ordering::SeqCst);
+                handle.close_fd(fd).unwrap();
+                closed.store(true, Ordering::SeqCst);
+                handle
+            })
+        };
+        // ORDERING: SeqCst (more than needed); test flags.
+        while !closing.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        CloseElsewhere { closed, thread }
+    }
+
+    /// Whether the close has returned.
+    pub fn closed(&self) -> bool {
+        // ORDERING: SeqCst (more than needed); test flags.
+        self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Waits for the thread; gives the handle back, and whether the close had returned.
+    pub fn join(self) -> (Files<Probe>, bool) {
+        let handle = self.thread.join().unwrap();
+        // ORDERING: SeqCst (more than needed); test flags, read after the join.
+        (handle, self.closed.load(Ordering::SeqCst))
+    }
 }
