@@ -114,7 +114,8 @@ impl State {
                 task.files.put_unused_fd(m);
                 true
             });
-        let n = if lo != hi { hi } else { lo };
+        // The highest: with two or more it is never where an interpreter's descriptor goes.
+        let n = hi;
         match self.probe(tid, n) {
             Some(false) => Ran::Yes,
             Some(true) if n != lo || free_below => Ran::No,
