@@ -175,6 +175,7 @@ fn borrowers_and_closers_race() {
                         for k in 0..16 {
                             // Half through the closure form, which ends its borrows on paths
                             // of their own.
+                            let had_lent = lent > 0;
                             if k % 2 == 0 {
                                 lent += h.with_fdget_rcu(fd, |f| {
                                     f.map_or(0, |f| {
@@ -182,19 +183,17 @@ fn borrowers_and_closers_race() {
                                         usize::from(f.is_rcu())
                                     })
                                 });
-                                continue;
-                            }
-                            if let Some(f) = h.fdget_rcu(fd) {
+                            } else if let Some(f) = h.fdget_rcu(fd) {
                                 f.check();
                                 seen += 1;
                                 lent += usize::from(f.is_rcu());
-                                if f.is_rcu() && lent == 1 {
-                                    // ORDERING: Relaxed; a progress signal.
-                                    lent_so_far.fetch_add(1, Ordering::Relaxed);
-                                }
                                 if seen.is_multiple_of(7) {
                                     drop(f.upgrade());
                                 }
+                            }
+                            if lent > 0 && !had_lent {
+                                // ORDERING: Relaxed; a progress signal.
+                                lent_so_far.fetch_add(1, Ordering::Relaxed);
                             }
                         }
                     }

@@ -272,6 +272,8 @@ pub(super) fn light_barrier() {
 
 /// The advancer's half: a full barrier on every CPU running a thread of this process.
 pub(super) fn heavy_barrier() {
+    #[cfg(test)]
+    tests::HEAVY_BARRIERS.with(|n| n.set(n.get() + 1));
     #[cfg(target_os = "linux")]
     {
         if membarrier::ready() {
@@ -841,21 +843,81 @@ pub(super) fn synchronize_borrows() {
 
 /// `synchronize_rcu`: returns once every section that had begun when it was called has
 /// ended (two epoch advances after the call). The caller must be outside every section.
+///
+/// An advance that a reader holds back is not retried at once: each attempt costs a
+/// `membarrier`, an interrupt on every other CPU running this process, and a reader preempted
+/// inside its section (more threads than CPUs) cannot end it while those interrupts and this
+/// thread's spinning keep the CPUs busy. So the waiter watches the reader that held the advance
+/// back, with plain loads and no barrier, until that reader may have moved on, then tries
+/// again (urcu's `wait_for_readers` waits the same way): spinning briefly, then yielding, then
+/// sleeping, which frees this CPU for the preempted reader. The watch is only a hint; every
+/// advance still rests on the barrier and scan of [`advance`].
 pub(super) fn synchronize() {
     // ORDERING: Acquire; pairs with the Release epoch store of an advance.
     let start = EPOCH.load(Ordering::Acquire);
-    let mut spins = 0u32;
+    let mut wait = Wait::default();
     loop {
-        let e = try_advance(&REGISTRY.lock());
-        if e >= start + 2 {
-            return;
+        let attempt = advance(&REGISTRY.lock());
+        match attempt {
+            Ok(e) if e >= start + 2 => return,
+            Ok(_) => wait = Wait::default(),
+            Err((e, blocker)) => while blocker.holds(e) && wait.step() {},
         }
-        spins += 1;
-        if spins > 16 {
-            std::thread::yield_now();
-        } else {
+    }
+}
+
+/// What held an advance back: the anonymous readers, or one record.
+#[derive(Clone, Copy)]
+enum Blocker {
+    Anon,
+    Record(*const Record),
+}
+
+impl Blocker {
+    /// Whether it may still hold back the advance from `e` (a hint: plain loads, no
+    /// barrier; [`advance`] decides).
+    fn holds(self, e: usize) -> bool {
+        // ORDERING: Relaxed (every load here); a hint to wait on, not a decision: the next
+        // `advance` reads the same words after its barrier.
+        if EPOCH.load(Ordering::Relaxed) != e {
+            return false;
+        }
+        match self {
+            Blocker::Anon => ANON.load(Ordering::Relaxed) != 0,
+            // SAFETY: registry records are never freed.
+            Blocker::Record(r) => unsafe { &*r }.blocks(e, Ordering::Relaxed),
+        }
+    }
+}
+
+/// Back-off between the polls of a [`Blocker`]: spinning, then yielding, then sleeping up to
+/// [`Wait::MAX_SLEEP`].
+#[derive(Default)]
+struct Wait {
+    steps: u32,
+}
+
+impl Wait {
+    const SPINS: u32 = 64;
+    const YIELDS: u32 = 8;
+    const MAX_SLEEP: std::time::Duration = std::time::Duration::from_millis(1);
+
+    /// Waits once; false after a sleep of the longest length, so that the caller tries the
+    /// advance again even if the hint never clears (it can only err towards waiting).
+    fn step(&mut self) -> bool {
+        self.steps = self.steps.saturating_add(1);
+        if self.steps <= Self::SPINS {
             core::hint::spin_loop();
+            return true;
         }
+        if self.steps <= Self::SPINS + Self::YIELDS {
+            std::thread::yield_now();
+            return true;
+        }
+        let n = self.steps - Self::SPINS - Self::YIELDS;
+        let sleep = std::time::Duration::from_micros(10u64 << n.min(7)).min(Self::MAX_SLEEP);
+        std::thread::sleep(sleep);
+        sleep < Self::MAX_SLEEP
     }
 }
 
@@ -1103,30 +1165,29 @@ fn collect(rec: &Record) {
 
 /// Advances the epoch if every reader allows it; returns the epoch after the attempt.
 fn try_advance(reg: &Registry) -> usize {
+    match advance(reg) {
+        Ok(e) | Err((e, _)) => e,
+    }
+}
+
+/// Advances the epoch from `e` to `e + 1` if every reader allows it: `Ok(e + 1)`, or
+/// `Err((e, what held it back))`.
+fn advance(reg: &Registry) -> Result<usize, (usize, Blocker)> {
     heavy_barrier();
     // ORDERING: Relaxed; only the advancer (under the registry lock) stores the epoch.
     let e = EPOCH.load(Ordering::Relaxed);
     // ORDERING: SeqCst; pairs with the SeqCst increment of the anonymous path.
     if ANON.load(Ordering::SeqCst) != 0 {
-        return e;
+        return Err((e, Blocker::Anon));
     }
     let mut r = reg.head;
     while !r.is_null() {
         // SAFETY: registry records are never freed.
         let rec = unsafe { &*r };
-        // ORDERING: Acquire both; pair with the Release stores that end sections: what a
-        // finished section did happens-before the frees this advance allows.
-        let l = rec.lookup.load(Ordering::Acquire);
-        let b = rec.borrow.load(Ordering::Acquire);
-        // ORDERING: Acquire; pairs with the Release store of a quiescent state (or of going
-        // offline): what the reader did before it happens-before the frees this allows.
-        let q = rec.online.load(Ordering::Acquire);
-        if (l != 0 && l != e)
-            || (b != 0 && b != e)
-            || (q != 0 && q != e)
-            || rec.put.load(Ordering::Acquire) != 0
-        {
-            return e;
+        // ORDERING: Acquire; pairs with the Release stores that end sections and of
+        // quiescent states (see `Record::blocks`).
+        if rec.blocks(e, Ordering::Acquire) {
+            return Err((e, Blocker::Record(r)));
         }
         r = rec.next;
     }
@@ -1143,7 +1204,22 @@ fn try_advance(reg: &Registry) -> usize {
         rec.current.store(e + 1, Ordering::Release);
         r = rec.next;
     }
-    e + 1
+    Ok(e + 1)
+}
+
+impl Record {
+    /// Whether this record holds back an advance from `e`: a lookup or borrow section, or a
+    /// QSBR reader's last quiescent state, from an older epoch, or an open put window.
+    /// `order` is Acquire for [`advance`]'s decision (pairing with the Release stores that end
+    /// sections and of quiescent states or going offline: what a finished section did
+    /// happens-before the frees the advance allows), Relaxed for [`Blocker::holds`]'s hint.
+    fn blocks(&self, e: usize, order: Ordering) -> bool {
+        // ORDERING: `order`, see above (all four loads).
+        let l = self.lookup.load(order);
+        let b = self.borrow.load(order);
+        let q = self.online.load(order);
+        (l != 0 && l != e) || (b != 0 && b != e) || (q != 0 && q != e) || self.put.load(order) != 0
+    }
 }
 
 /// Frees everything whose grace period can be completed now: in a quiescent program (every
@@ -1171,6 +1247,50 @@ mod tests {
     use super::*;
     use std::sync::Arc;
     use std::sync::atomic::AtomicUsize as Counter;
+
+    std::thread_local! {
+        /// Heavy barriers issued by this thread.
+        pub(super) static HEAVY_BARRIERS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// A synchronize held back by a reader inside its section waits for that reader without
+    /// a barrier per poll: a handful of `membarrier`s over 30 ms, not one per spin (which
+    /// kept the CPUs busy with interrupts while a preempted reader could not run).
+    #[test]
+    fn a_held_back_synchronize_waits_without_a_barrier_per_poll() {
+        let (entered_tx, entered_rx) = std::sync::mpsc::channel();
+        let ended = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let ended = ended.clone();
+            std::thread::spawn(move || {
+                let t = lookup_begin();
+                entered_tx.send(()).unwrap();
+                std::thread::sleep(std::time::Duration::from_millis(30));
+                // ORDERING: Release; pairs with the Acquire load after `synchronize`.
+                ended.store(true, Ordering::Release);
+                lookup_end(t);
+            })
+        };
+        entered_rx.recv().unwrap();
+        let before = HEAVY_BARRIERS.with(Cell::get);
+        let t0 = std::time::Instant::now();
+        synchronize();
+        let ms = t0.elapsed().as_millis() as u64;
+        let barriers = HEAVY_BARRIERS.with(Cell::get) - before;
+        // ORDERING: Acquire; pairs with the reader's Release store before its section ended.
+        assert!(
+            ended.load(Ordering::Acquire),
+            "synchronize returned inside the reader's section"
+        );
+        // Two advances, and one more attempt per wait that ran to its longest sleep (1 ms)
+        // or saw the reader (or another test's) move on: about one per millisecond waited
+        // (the bound allows two). Retrying at once, as before, made thousands.
+        assert!(
+            barriers >= 2 && barriers <= 8 + 2 * ms,
+            "{barriers} barriers for one synchronize held back {ms} ms"
+        );
+        reader.join().unwrap();
+    }
 
     #[test]
     fn sections_nest_only_across_kinds() {
