@@ -1,5 +1,7 @@
 //! Reading the program's memory (`process_vm_readv`), for what is shown and never for what is
-//! decided: the paths in `--track-fds` reports.
+//! decided about the table: the paths in `--track-fds` reports, and the random bytes that
+//! tell one image of a process from the next (`image_id`; what `PR_GET_DUMPABLE` answers
+//! after an exec).
 //!
 //! A read that faults returns `None`.
 
@@ -96,4 +98,22 @@ pub fn read_cstr_timed(
             None
         }
     }
+}
+
+/// What tells one image of process `tid` from the next: the 16 random bytes the kernel puts on
+/// the stack of each new image (`AT_RANDOM`; `getauxval(3)`), with the auxiliary vector
+/// itself. `None` if either cannot be read.
+pub fn image_id(tid: i32) -> Option<Vec<u8>> {
+    const AT_RANDOM: u64 = 25;
+    let mut auxv = std::fs::read(format!("/proc/{tid}/auxv")).ok()?;
+    let random = auxv
+        .chunks_exact(16)
+        .map(|e| {
+            let word = |i: usize| u64::from_ne_bytes(e[i..i + 8].try_into().unwrap_or_default());
+            (word(0), word(8))
+        })
+        .find(|&(key, _)| key == AT_RANDOM)?
+        .1;
+    auxv.extend(read(Pid::from_raw(tid), random, 16)?);
+    Some(auxv)
 }

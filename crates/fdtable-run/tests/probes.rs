@@ -374,38 +374,12 @@ fn the_program_runs_with_the_callers_cpu_mask() {
 fn a_process_that_executes_a_binary_the_supervisor_may_not_read_is_killed_with_a_note() {
     // A supervisor without CAP_SYS_PTRACE cannot probe a process that executed a binary it
     // may not read: the table cannot be kept, so the process is refused by name (killed with
-    // a note) rather than left with a table nobody checks. The run is made as `nobody`, so
-    // this needs root (to change user) and `setpriv`.
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
-    if !root || !have("setpriv") {
-        eprintln!("SKIPPED: needs root and setpriv to run the supervisor without CAP_SYS_PTRACE");
+    // a note) rather than left with a table nobody checks.
+    if !nobody_can_run() {
         return;
     }
-    let nobody = |args: &[&str]| {
-        let o = std::process::Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .args(args)
-            .current_dir("/")
-            .stdin(std::process::Stdio::null())
-            .output()
-            .expect("setpriv");
-        use std::os::unix::process::ExitStatusExt;
-        (
-            o.status.code(),
-            o.status.signal(),
-            String::from_utf8_lossy(&o.stderr).into_owned(),
-            String::from_utf8_lossy(&o.stdout).into_owned(),
-        )
-    };
     let bin = support::bin();
     let bin = bin.to_str().unwrap();
-    if nobody(&[bin, "--version"]).0 != Some(0) {
-        eprintln!("SKIPPED: the test binary's directory is closed to nobody");
-        return;
-    }
     // An execute-only copy of true(1), in a directory nobody may enter.
     let dir = std::env::temp_dir().join(format!("fdtable-run-xonly-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -419,10 +393,10 @@ fn a_process_that_executes_a_binary_the_supervisor_may_not_read_is_killed_with_a
     // As the program itself (its first exec, seen at the exec event), and as a shell's
     // child (an exec settled at the child's next stop).
     let script = format!("{exe}; echo $?");
-    let native = nobody(&[exe]);
-    let run = nobody(&[bin, "--", exe]);
-    let native_child = nobody(&["/bin/sh", "-c", &script]);
-    let run_child = nobody(&[bin, "--", "/bin/sh", "-c", &script]);
+    let native = as_nobody(&[exe]);
+    let run = as_nobody(&[bin, "--", exe]);
+    let native_child = as_nobody(&["/bin/sh", "-c", &script]);
+    let run_child = as_nobody(&[bin, "--", "/bin/sh", "-c", &script]);
     let _ = std::fs::remove_dir_all(&dir);
     assert_eq!(native.0, Some(0), "natively: {native:?}");
     assert_eq!(run.1, Some(libc::SIGKILL), "under fdtable run: {run:?}");
@@ -430,4 +404,71 @@ fn a_process_that_executes_a_binary_the_supervisor_may_not_read_is_killed_with_a
     assert_eq!(native_child.3, "0\n", "natively: {native_child:?}");
     assert_eq!(run_child.3, "137\n", "under fdtable run: {run_child:?}");
     assert!(run_child.2.contains("may not read"), "{}", run_child.2);
+}
+
+/// Runs `args` as `nobody` (uid and gid 65534, no groups) from `/`: (exit code, signal,
+/// stderr, stdout).
+fn as_nobody(args: &[&str]) -> (Option<i32>, Option<i32>, String, String) {
+    let o = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .args(args)
+        .current_dir("/")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("setpriv");
+    use std::os::unix::process::ExitStatusExt;
+    (
+        o.status.code(),
+        o.status.signal(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+    )
+}
+
+/// Whether runs as `nobody` can be made (root, `setpriv`, and a test binary `nobody` may
+/// run): a supervisor without `CAP_SYS_PTRACE`. Says why not otherwise.
+fn nobody_can_run() -> bool {
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root || !have("setpriv") {
+        eprintln!("SKIPPED: needs root and setpriv to run the supervisor without CAP_SYS_PTRACE");
+        return false;
+    }
+    if as_nobody(&[support::bin().to_str().unwrap(), "--version"]).0 != Some(0) {
+        eprintln!("SKIPPED: the test binary's directory is closed to nobody");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn a_supervisor_without_cap_sys_ptrace_keeps_pr_set_dumpable_across_fork_and_exec() {
+    // Without CAP_SYS_PTRACE the supervisor could not probe a non-dumpable process, so it
+    // keeps the flag for the program: `PR_GET_DUMPABLE` answers what the program set, and 1
+    // again after an exec that ran, including one that changed nothing in the table.
+    let Some(p) = probe("probe_dumpable") else {
+        return;
+    };
+    if !nobody_can_run() {
+        return;
+    }
+    let native = as_nobody(&[&p]);
+    let run = as_nobody(&[support::bin().to_str().unwrap(), "--check-tables", "--", &p]);
+    assert_eq!(native.0, Some(0), "natively: {native:?}");
+    assert_eq!(run.0, Some(0), "under fdtable run: {run:?}");
+    assert_eq!(native.3, run.3, "{}", run.2);
+    for line in [
+        "cleared: 0",
+        "fork child: 0",
+        "failed exec (No such file or directory): 0",
+        "plain: 1",
+        "cloexec: 1",
+        "child: 1",
+        "parent after its child's exec: 0",
+    ] {
+        assert!(run.3.contains(line), "missing {line:?}:\n{}", run.3);
+    }
+    assert!(run.2.contains("PR_SET_DUMPABLE"), "{}", run.2);
 }

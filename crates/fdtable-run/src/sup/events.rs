@@ -194,6 +194,7 @@ impl State {
                     nofile,
                     rlimit_pending: 0,
                     dumpable,
+                    image: None,
                     reported: false,
                 },
             );

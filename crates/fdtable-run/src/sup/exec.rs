@@ -51,8 +51,32 @@ impl State {
     /// `execve` or `execveat` of `tid`, notified: settled by its exec event if it has them,
     /// else at its next stop.
     pub fn exec_call(&mut self, tid: i32) {
-        if self.tasks.get(&tid).is_some_and(|t| !t.exec_events) {
-            self.in_flight(tid, super::settle::Settle::Exec, Vec::new());
+        let Some(task) = self.tasks.get(&tid).filter(|t| !t.exec_events) else {
+            return;
+        };
+        // A process that cleared its dumpable flag (kept by the supervisor): its image now,
+        // for an exec that leaves the table as it was (`exec_unseen`).
+        if let Some(p) = self.procs.get_mut(&task.tgid).filter(|p| !p.dumpable) {
+            p.image = crate::mem::image_id(tid);
+        }
+        self.in_flight(tid, super::settle::Settle::Exec, Vec::new());
+    }
+
+    /// An exec that left the table as it was, by a process that cleared its dumpable flag:
+    /// a new image (new `AT_RANDOM` bytes) shows that it ran, and the kernel made the process
+    /// dumpable again. Any other process is not affected by whether it ran.
+    fn exec_unseen(&mut self, tid: i32) {
+        let Some(p) = self
+            .tasks
+            .get(&tid)
+            .and_then(|t| self.procs.get_mut(&t.tgid))
+        else {
+            return;
+        };
+        if let Some(before) = p.image.take()
+            && crate::mem::image_id(tid).is_some_and(|now| now != before)
+        {
+            p.dumpable = true;
         }
     }
 
@@ -73,8 +97,17 @@ impl State {
             Ran::Unseen => self.interpreter_fd(tid),
             other => other,
         };
-        if outcome == Ran::Unreadable {
-            self.lose(tid, UNREADABLE.into());
+        match outcome {
+            Ran::Unreadable => self.lose(tid, UNREADABLE.into()),
+            Ran::Unseen => self.exec_unseen(tid),
+            _ => {}
+        }
+        if let Some(p) = self
+            .tasks
+            .get(&tid)
+            .and_then(|t| self.procs.get_mut(&t.tgid))
+        {
+            p.image = None;
         }
     }
 

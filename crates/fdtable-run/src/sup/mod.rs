@@ -155,6 +155,10 @@ pub struct Proc {
     /// `PR_SET_DUMPABLE` as the program set it (kept by a supervisor without
     /// `CAP_SYS_PTRACE`).
     pub dumpable: bool,
+    /// With `dumpable` cleared: the image of the process at its exec call in flight
+    /// ([`crate::mem::image_id`]), so that an exec that changed nothing in the table is still
+    /// seen to have run (and to have made the process dumpable again).
+    pub image: Option<Vec<u8>>,
     /// `--track-fds` report printed.
     pub reported: bool,
 }
@@ -213,6 +217,7 @@ impl State {
                 nofile: sys::nofile_of(root).unwrap_or((1024, 1024)),
                 rlimit_pending: 0,
                 dumpable: true,
+                image: None,
                 reported: false,
             },
         );
