@@ -114,6 +114,12 @@
  * takes a reference (FDT_FDPUT_FPUT in `flags`) and fdt_fdput drops it. fdt_fdget_with_payload
  * follows the same rule.
  *
+ * On a shared table, fdt_fdget_rcu (0.5) takes no reference either: the calling thread holds
+ * an RCU read-side section (FDT_FDPUT_RCU in `flags`) until fdt_fdput, which must then be
+ * called on the same thread, without blocking in between (a release of a lent file, on any
+ * thread, waits for the section). The file stays valid until that fdt_fdput even if another
+ * handle closes the descriptor; fdt_file_get keeps it longer.
+ *
  * PAYLOAD
  *
  * The table keeps a uint64_t beside each descriptor, as it keeps the close-on-exec bit: the
@@ -292,6 +298,10 @@
 // drops.
 #define FDT_FDPUT_FPUT 1
 
+// In `struct fdt_fd`'s `flags`: the lookup (`fdt_fdget_rcu`) holds an RCU read-side section
+// of the calling thread open, which `fdt_fdput` ends on that thread.
+#define FDT_FDPUT_RCU 2
+
 // `POLLIN`: data to read (`fdt_poll`, the `poll` callback).
 #define FDT_POLLIN 1
 
@@ -330,13 +340,19 @@
 // `fdt_pread`/`fdt_pwrite` fail with `ESPIPE`, and `llseek` (if any) gets position 0.
 #define FDT_FILE_STREAM 1
 
+// (Since 0.5.) In `struct fdt_file_ops`'s `flags`: no callback of the file ever waits (an
+// in-memory file, `/dev/null`), so `fdt_fdget_rcu` may lend it on a shared table without a
+// reference once it is looked up often. Without it the file is always looked up with a
+// reference, and a close never waits for lookups on other threads.
+#define FDT_FILE_NEVER_BLOCKS 2
+
 // The library's major version: the `N` of its SONAME `libfdtable.so.N`. Changes only when
 // the ABI breaks (a removed or changed call, a changed struct layout or constant).
 #define FDT_VERSION_MAJOR 0
 
 // The minor version: grows when calls, constants or `struct fdt_file_ops` members are added
 // (programs built against it may need those).
-#define FDT_VERSION_MINOR 4
+#define FDT_VERSION_MINOR 5
 
 // The patch version: releases without interface changes.
 #define FDT_VERSION_PATCH 0
@@ -440,9 +456,10 @@ struct fdt_file_ops {
   // Returns the position (stored as the file's) or `-errno`. NULL: `fdt_lseek` fails with
   // `-ESPIPE`, as for a file without `llseek` in Linux.
   int64_t (*llseek)(void *private_data, int64_t pos, int64_t offset, int whence);
-  // (Not in the minimal surface.) `FDT_FILE_STREAM` or 0; other bits make `fdt_file_new2`
-  // fail. 0 is a file with a position: `read`/`write` get one, `fdt_pread`/`fdt_pwrite`
-  // work, and calls on a shared file serialise their use of it (`FMODE_ATOMIC_POS`).
+  // (Not in the minimal surface.) `FDT_FILE_STREAM`, `FDT_FILE_NEVER_BLOCKS` (since 0.5),
+  // both or 0; other bits make `fdt_file_new2` fail. Without `FDT_FILE_STREAM` the file has
+  // a position: `read`/`write` get one, `fdt_pread`/`fdt_pwrite` work, and calls on a
+  // shared file serialise their use of it (`FMODE_ATOMIC_POS`).
   unsigned int flags;
   // (Since 0.2; read by `fdt_file_new2` only.) `->poll` without waiting: the events ready
   // now, a mask of `FDT_POLLIN`, `FDT_POLLOUT`, `FDT_POLLERR`, `FDT_POLLHUP`... (bits
@@ -467,7 +484,8 @@ struct fdt_file_ops {
 struct fdt_fd {
   // The file, NULL if the descriptor was not open.
   struct fdt_file *file;
-  // `FDT_FDPUT_FPUT` if a reference was taken; 0 otherwise.
+  // `FDT_FDPUT_FPUT` if a reference was taken, `FDT_FDPUT_RCU` if an RCU read-side
+  // section is held (`fdt_fdget_rcu`); 0 otherwise.
   unsigned int flags;
 };
 
@@ -997,14 +1015,48 @@ struct fdt_fd fdt_fdget(struct fdt_files *files,
 // reference, under `fdt_fdget2`'s rule).
 struct fdt_file *fdt_fd_file(struct fdt_fd fd);
 
-// Ends a light lookup (the kernel's `fdput`): drops the reference it took, if it took one
-// (the file may be released here, if every descriptor to it was closed meanwhile by another
-// handle). Does nothing for an empty result or a borrowing lookup.
+// The lookup for hot paths on a shared table (the kernel's `fdget` under `rcu_read_lock`):
+// the file at `fd` stored in `*f`, as `fdt_fdget2`, but on a shared table with no reference
+// and no lock: the calling thread enters an RCU read-side section (`FDT_FDPUT_RCU` in
+// `f->flags`) that keeps the file from being released until `fdt_fdput(*f)` ends it. On a
+// table only this handle uses it borrows as `fdt_fdget2` does; a file looked up only a few
+// times so far comes with a reference (`FDT_FDPUT_FPUT`), as does every lookup on a thread
+// the library cannot register.
+//
+// While the section is open: call `fdt_fdput(*f)` **on the same thread**; do not block
+// (every release of a lent file, on any thread, waits for the section to end); other calls
+// may be made, sections nest, and a file closed meanwhile (by any handle) stays valid until
+// the `fdt_fdput`. To keep the file longer, or across something that may block, take a
+// reference with `fdt_file_get` and `fdt_fdput` at once.
+//
+// Returns 0; `-EBADF` if `fd` is not open (free, reserved, negative, out of range) or is an
+// `FDT_O_PATH` file; `-EINVAL` if `files` or `f` is NULL. On failure `*f` is the empty
+// result and no section is open.
 //
 // # Safety
 //
-// `fd` is the unchanged result of one `fdt_fdget2` (or `fdt_fdget`), passed to `fdt_fdput`
-// once.
+// `files` is NULL or a live handle not in use by another thread; `f` is NULL or valid for a
+// write of a `struct fdt_fd`.
+int fdt_fdget_rcu(struct fdt_files *files, int fd, struct fdt_fd *f);
+
+// Ends the RCU read-side section of an `fdt_fdget_rcu` result (`FDT_FDPUT_RCU`): what
+// `fdt_fdput` calls for it. Call `fdt_fdput` instead.
+//
+// # Safety
+//
+// On the thread that made the lookup, once for it, and only for a result with
+// `FDT_FDPUT_RCU` (what `fdt_fdput` checks).
+void fdt_fd_end_rcu(void);
+
+// Ends a light lookup (the kernel's `fdput`): drops the reference it took, if it took one
+// (the file may be released here, if every descriptor to it was closed meanwhile by another
+// handle), or ends the RCU section `fdt_fdget_rcu` opened. Does nothing for an empty result
+// or a borrowing lookup.
+//
+// # Safety
+//
+// `fd` is the unchanged result of one `fdt_fdget2`, `fdt_fdget_rcu` (on this thread) or
+// `fdt_fdget`, passed to `fdt_fdput` once.
 void fdt_fdput(struct fdt_fd fd);
 
 // The counted lookup (the kernel's `fget`): a new reference to the file at `fd`, stored in
@@ -1384,8 +1436,12 @@ static inline struct fdt_file *fdt_fd_file_inline_(struct fdt_fd fd)
 
 static inline void fdt_fdput_inline_(struct fdt_fd fd)
 {
+  if (fd.flags == 0) /* a borrow (or the empty result): one test on the common path */
+    return;
   if (fd.flags & FDT_FDPUT_FPUT)
     fdt_file_put(fd.file);
+  else if (fd.flags & FDT_FDPUT_RCU)
+    fdt_fd_end_rcu();
 }
 
 #define fdt_fd_file(fd) fdt_fd_file_inline_(fd)

@@ -4,8 +4,12 @@
 //!
 //!   cargo run --release -p fdtable-capi --example fdget_bench -- [iters-per-sample [samples [case]]]
 //!
+//! `Files::fdget_rcu` on the shared table is what `fdt_fdget_rcu` runs (the files' operations
+//! never block, so they are lent without a reference).
+//!
 //! Prints one line per case: the median ns per lookup. With a case (`files-unshared`,
-//! `task-unshared`, `files-shared`), runs only that loop once, without warm-up, so that
+//! `task-unshared`, `files-shared`, `files-rcu-shared`), runs only that loop once, without
+//! warm-up (but for the lookups that make the file lendable, outside the loop), so that
 //! callgrind with `--toggle-collect=*measured_*` counts exactly `iters` lookups (see
 //! `bench/run`).
 
@@ -19,6 +23,9 @@ use std::time::Instant;
 struct Nop;
 
 impl FileOperations for Nop {
+    fn never_blocks(&self) -> bool {
+        true
+    }
     fn fmode(&self) -> u32 {
         0
     }
@@ -49,6 +56,25 @@ fn measured_rust_task_fdget(task: &Task, fd: i32, iters: u64) -> usize {
         drop(f);
     }
     acc
+}
+
+#[inline(never)]
+fn measured_rust_files_fdget_rcu(files: &Files<File>, fd: u32, iters: u64) -> usize {
+    let mut acc = 0usize;
+    for _ in 0..iters {
+        let f = black_box(files).fdget_rcu(fd);
+        acc = acc.wrapping_add(f.as_ref().map_or(0, |f| &**f as *const File as usize));
+        drop(f);
+    }
+    acc
+}
+
+/// Looks `fd` up until the file is lent without a reference.
+fn make_lendable(files: &Files<File>, fd: u32) {
+    for _ in 0..=fdtable::LEND_AFTER + 1 {
+        drop(files.fdget_rcu(fd));
+    }
+    assert!(files.fdget_rcu(fd).expect("open").is_rcu(), "lent");
 }
 
 fn median(iters: u64, samples: usize, mut run: impl FnMut(u64) -> usize) -> f64 {
@@ -93,6 +119,13 @@ fn main() {
                 drop(sib);
                 r
             }
+            "files-rcu-shared" => {
+                let sib = task.clone_thread();
+                make_lendable(task.files(), fd);
+                let r = measured_rust_files_fdget_rcu(task.files(), fd, iters);
+                drop(sib);
+                r
+            }
             _ => panic!("unknown case {case}"),
         };
         println!("{r}");
@@ -111,5 +144,10 @@ fn main() {
         measured_rust_files_fdget(task.files(), fd, n)
     });
     println!("rust-files-fdget-shared {m:.3}");
+    make_lendable(task.files(), fd);
+    let m = median(iters, samples, |n| {
+        measured_rust_files_fdget_rcu(task.files(), fd, n)
+    });
+    println!("rust-files-fdget-rcu-shared {m:.3}");
     drop(sib);
 }

@@ -94,6 +94,9 @@ pub const FDT_NOFILE_HARD_DEFAULT: c_ulong = 4096;
 /// `FDPUT_FPUT`: in `struct fdt_fd`'s `flags`, the lookup took a reference that `fdt_fdput`
 /// drops.
 pub const FDT_FDPUT_FPUT: c_uint = 1;
+/// In `struct fdt_fd`'s `flags`: the lookup (`fdt_fdget_rcu`) holds an RCU read-side section
+/// of the calling thread open, which `fdt_fdput` ends on that thread.
+pub const FDT_FDPUT_RCU: c_uint = 2;
 
 /// `POLLIN`: data to read (`fdt_poll`, the `poll` callback).
 pub const FDT_POLLIN: c_short = 0x001;
@@ -122,3 +125,8 @@ pub const FDT_POLLRDHUP: c_short = 0x2000;
 /// character stream; the kernel's `stream_open`). `read`/`write` get `pos == NULL`,
 /// `fdt_pread`/`fdt_pwrite` fail with `ESPIPE`, and `llseek` (if any) gets position 0.
 pub const FDT_FILE_STREAM: c_uint = 1;
+/// (Since 0.5.) In `struct fdt_file_ops`'s `flags`: no callback of the file ever waits (an
+/// in-memory file, `/dev/null`), so `fdt_fdget_rcu` may lend it on a shared table without a
+/// reference once it is looked up often. Without it the file is always looked up with a
+/// reference, and a close never waits for lookups on other threads.
+pub const FDT_FILE_NEVER_BLOCKS: c_uint = 2;

@@ -2,12 +2,12 @@
 //! dup family and the atomic renumber, fcntl, close_range, the lookups (light `fdt_fdget2`,
 //! counted `fdt_fget2`) and the listing (`fdt_next_open_fd`).
 
-use crate::consts::FDT_FDPUT_FPUT;
+use crate::consts::{FDT_FDPUT_FPUT, FDT_FDPUT_RCU};
 use crate::file::{fdt_file, from_c, into_c};
 use crate::files::{CTask, fdt_files, handle, handle_mut, put_out};
 use crate::guard::{PANICKED, guard, ret_int, ret_unit, ulong};
 use crate::payload::{fdt_fd_install_with, fdt_install_at_with, fdt_install_with};
-use fdtable::{Errno, FdState};
+use fdtable::{Errno, FdState, RcuFdEnd};
 use fdtable_vfs::uapi::{FMODE_PATH, O_CLOEXEC};
 use std::ffi::{c_int, c_uint, c_ulong};
 use std::ptr;
@@ -20,7 +20,8 @@ use std::ptr;
 pub struct fdt_fd {
     /// The file, NULL if the descriptor was not open.
     pub file: *mut fdt_file,
-    /// `FDT_FDPUT_FPUT` if a reference was taken; 0 otherwise.
+    /// `FDT_FDPUT_FPUT` if a reference was taken, `FDT_FDPUT_RCU` if an RCU read-side
+    /// section is held (`fdt_fdget_rcu`); 0 otherwise.
     pub flags: c_uint,
 }
 
@@ -484,16 +485,93 @@ pub extern "C" fn fdt_fd_file(fd: fdt_fd) -> *mut fdt_file {
     fd.file
 }
 
-/// Ends a light lookup (the kernel's `fdput`): drops the reference it took, if it took one
-/// (the file may be released here, if every descriptor to it was closed meanwhile by another
-/// handle). Does nothing for an empty result or a borrowing lookup.
+/// The lookup for hot paths on a shared table (the kernel's `fdget` under `rcu_read_lock`):
+/// the file at `fd` stored in `*f`, as `fdt_fdget2`, but on a shared table with no reference
+/// and no lock: the calling thread enters an RCU read-side section (`FDT_FDPUT_RCU` in
+/// `f->flags`) that keeps the file from being released until `fdt_fdput(*f)` ends it. On a
+/// table only this handle uses it borrows as `fdt_fdget2` does; a file looked up only a few
+/// times so far comes with a reference (`FDT_FDPUT_FPUT`), as does every lookup on a thread
+/// the library cannot register.
+///
+/// While the section is open: call `fdt_fdput(*f)` **on the same thread**; do not block
+/// (every release of a lent file, on any thread, waits for the section to end); other calls
+/// may be made, sections nest, and a file closed meanwhile (by any handle) stays valid until
+/// the `fdt_fdput`. To keep the file longer, or across something that may block, take a
+/// reference with `fdt_file_get` and `fdt_fdput` at once.
+///
+/// Returns 0; `-EBADF` if `fd` is not open (free, reserved, negative, out of range) or is an
+/// `FDT_O_PATH` file; `-EINVAL` if `files` or `f` is NULL. On failure `*f` is the empty
+/// result and no section is open.
 ///
 /// # Safety
 ///
-/// `fd` is the unchanged result of one `fdt_fdget2` (or `fdt_fdget`), passed to `fdt_fdput`
-/// once.
+/// `files` is NULL or a live handle not in use by another thread; `f` is NULL or valid for a
+/// write of a `struct fdt_fd`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fdget_rcu(files: *mut fdt_files, fd: c_int, f: *mut fdt_fd) -> c_int {
+    if f.is_null() {
+        return Errno::EINVAL.neg();
+    }
+    // SAFETY: the caller's contract.
+    let (r, v) = match unsafe { handle(files) } {
+        None => (Errno::EINVAL.neg(), fdt_fd::EMPTY),
+        Some(task) => guard((PANICKED.neg(), fdt_fd::EMPTY), || {
+            let Some(l) = task.files().fdget_rcu(fd as u32) else {
+                return (Errno::EBADF.neg(), fdt_fd::EMPTY);
+            };
+            if l.f_mode() & FMODE_PATH != 0 {
+                return (Errno::EBADF.neg(), fdt_fd::EMPTY);
+            }
+            let (file, end) = l.into_raw();
+            let flags = match end {
+                RcuFdEnd::Light => 0,
+                RcuFdEnd::Counted => FDT_FDPUT_FPUT,
+                RcuFdEnd::Section => FDT_FDPUT_RCU,
+            };
+            (
+                0,
+                fdt_fd {
+                    file: file.cast_mut().cast(),
+                    flags,
+                },
+            )
+        }),
+    };
+    // SAFETY: `f` is non-NULL and valid for a write (the caller's contract).
+    unsafe { f.write(v) };
+    r
+}
+
+/// Ends the RCU read-side section of an `fdt_fdget_rcu` result (`FDT_FDPUT_RCU`): what
+/// `fdt_fdput` calls for it. Call `fdt_fdput` instead.
+///
+/// # Safety
+///
+/// On the thread that made the lookup, once for it, and only for a result with
+/// `FDT_FDPUT_RCU` (what `fdt_fdput` checks).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fdt_fd_end_rcu() {
+    guard((), || {
+        // SAFETY: the caller's contract: a section this thread opened for a split lookup.
+        unsafe { fdtable::RcuFd::<fdtable_vfs::File>::end_raw_section() }
+    })
+}
+
+/// Ends a light lookup (the kernel's `fdput`): drops the reference it took, if it took one
+/// (the file may be released here, if every descriptor to it was closed meanwhile by another
+/// handle), or ends the RCU section `fdt_fdget_rcu` opened. Does nothing for an empty result
+/// or a borrowing lookup.
+///
+/// # Safety
+///
+/// `fd` is the unchanged result of one `fdt_fdget2`, `fdt_fdget_rcu` (on this thread) or
+/// `fdt_fdget`, passed to `fdt_fdput` once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_fdput(fd: fdt_fd) {
+    if fd.flags & FDT_FDPUT_RCU != 0 {
+        // SAFETY: the contract: this thread's section, ended once.
+        return unsafe { fdt_fd_end_rcu() };
+    }
     if fd.flags & FDT_FDPUT_FPUT == 0 || fd.file.is_null() {
         return;
     }

@@ -1,7 +1,7 @@
 //! `struct fdt_file`: open file descriptions made from C callbacks (`struct fdt_file_ops`),
 //! and their reference counting.
 
-use crate::consts::FDT_FILE_STREAM;
+use crate::consts::{FDT_FILE_NEVER_BLOCKS, FDT_FILE_STREAM};
 use crate::files::put_out;
 use crate::guard::{PANICKED, from_callback, guard, long};
 use fdtable::{Errno, FileRef};
@@ -95,9 +95,10 @@ pub struct fdt_file_ops {
             whence: c_int,
         ) -> i64,
     >,
-    /// (Not in the minimal surface.) `FDT_FILE_STREAM` or 0; other bits make `fdt_file_new2`
-    /// fail. 0 is a file with a position: `read`/`write` get one, `fdt_pread`/`fdt_pwrite`
-    /// work, and calls on a shared file serialise their use of it (`FMODE_ATOMIC_POS`).
+    /// (Not in the minimal surface.) `FDT_FILE_STREAM`, `FDT_FILE_NEVER_BLOCKS` (since 0.5),
+    /// both or 0; other bits make `fdt_file_new2` fail. Without `FDT_FILE_STREAM` the file has
+    /// a position: `read`/`write` get one, `fdt_pread`/`fdt_pwrite` work, and calls on a
+    /// shared file serialise their use of it (`FMODE_ATOMIC_POS`).
     pub flags: c_uint,
     /// (Since 0.2; read by `fdt_file_new2` only.) `->poll` without waiting: the events ready
     /// now, a mask of `FDT_POLLIN`, `FDT_POLLOUT`, `FDT_POLLERR`, `FDT_POLLHUP`... (bits
@@ -221,6 +222,10 @@ impl CFile {
 }
 
 impl FileOperations for CFile {
+    fn never_blocks(&self) -> bool {
+        self.ops.flags & FDT_FILE_NEVER_BLOCKS != 0
+    }
+
     fn fmode(&self) -> u32 {
         let mut m = 0;
         if self.ops.read.is_some() {
@@ -477,7 +482,7 @@ pub unsafe extern "C" fn fdt_file_new2(
         Ok(o) => o,
         Err(e) => return e.neg(),
     };
-    if copied.flags & !FDT_FILE_STREAM != 0 {
+    if copied.flags & !(FDT_FILE_STREAM | FDT_FILE_NEVER_BLOCKS) != 0 {
         return Errno::EINVAL.neg();
     }
     // Nothing below can panic (allocation failure aborts), so `release` cannot run for a

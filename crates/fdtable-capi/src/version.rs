@@ -14,7 +14,7 @@ use std::ffi::c_uint;
 pub const FDT_VERSION_MAJOR: c_uint = 0;
 /// The minor version: grows when calls, constants or `struct fdt_file_ops` members are added
 /// (programs built against it may need those).
-pub const FDT_VERSION_MINOR: c_uint = 4;
+pub const FDT_VERSION_MINOR: c_uint = 5;
 /// The patch version: releases without interface changes.
 pub const FDT_VERSION_PATCH: c_uint = 0;
 /// The version as one number, `(MAJOR << 16) | (MINOR << 8) | PATCH`, ordered as versions

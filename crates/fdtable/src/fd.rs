@@ -284,6 +284,58 @@ impl<'a, F: ?Sized> RcuFd<'a, F> {
     }
 }
 
+/// How to end an [`RcuFd`] split into raw parts by [`RcuFd::into_raw`].
+#[cfg(all(feature = "std", not(loom)))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcuFdEnd {
+    /// A light borrow: nothing to end (valid while the slot holds the file, as [`Fd`]'s).
+    Light,
+    /// A counted reference, given up as [`FileRef::into_raw`] gives one up (take it back with
+    /// [`FileRef::from_raw`]).
+    Counted,
+    /// A borrow section of the calling thread: end it with [`RcuFd::end_raw_section`] on
+    /// that thread.
+    Section,
+}
+
+#[cfg(all(feature = "std", not(loom)))]
+impl<F: ?Sized> RcuFd<'_, F> {
+    /// Splits into the raw parts a caller that cannot hold an `RcuFd` carries (the C ABI's
+    /// `struct fdt_fd`): the file's address (as [`Fd::as_ptr`]) and what ends the borrow.
+    /// With the built-in RCU only, whose sections a thread can end without their token.
+    pub fn into_raw(self) -> (*const F, RcuFdEnd) {
+        let this = ManuallyDrop::new(self);
+        let end = if this.mode.is_section() {
+            RcuFdEnd::Section
+        } else if let Mode::Counted = this.mode.get() {
+            RcuFdEnd::Counted
+        } else {
+            RcuFdEnd::Light
+        };
+        // SAFETY: alive for as long as the borrow; `&raw const` keeps the allocation's
+        // provenance (as in `Fd::as_ptr`).
+        (unsafe { FileInner::value_ptr(this.ptr.as_ptr()) }, end)
+    }
+
+    /// Ends one borrow section of the calling thread: the section of an `RcuFd` that
+    /// [`into_raw`](RcuFd::into_raw) split with [`RcuFdEnd::Section`]. Does nothing outside
+    /// every borrow section.
+    ///
+    /// # Safety
+    ///
+    /// Called on the thread that made that `RcuFd`, once for it; its file pointer is not used
+    /// after (the file's release may run here, or in another thread once this returns). The
+    /// sections of a thread nest, so ending them in any order is sound; but every section
+    /// ended this way must be one such split `RcuFd`'s, never a section a live `RcuFd`
+    /// (or a `with_fdget_rcu` closure) still holds.
+    #[inline]
+    pub unsafe fn end_raw_section() {
+        if let Some(t) = crate::rcu::current_borrow() {
+            crate::rcu::borrow_end(t);
+        }
+    }
+}
+
 impl<F: ?Sized> Deref for RcuFd<'_, F> {
     type Target = F;
     #[inline(always)]

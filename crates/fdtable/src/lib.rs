@@ -89,6 +89,8 @@ pub mod docs;
 pub use errno::Errno;
 #[cfg(any(feature = "std", loom))]
 pub use fd::QsbrFd;
+#[cfg(all(feature = "std", not(loom)))]
+pub use fd::RcuFdEnd;
 pub use fd::{Fd, RcuFd};
 pub use file_ref::{FileRef, LEND_AFTER};
 pub use files::{

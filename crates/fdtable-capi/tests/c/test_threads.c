@@ -1,7 +1,7 @@
 /*
  * libfdtable from several threads at once, as a multi-threaded C runtime uses it: one table,
- * one handle per thread (fdt_files_share2). Readers look descriptors up (fdt_fdget2, the rights
- * check fdt_fdget_with_payload, fdt_fget2, fdt_read) while writers replace, move and close
+ * one handle per thread (fdt_files_share2). Readers look descriptors up (fdt_fdget2,
+ * fdt_fdget_rcu, the rights check fdt_fdget_with_payload, fdt_fget2, fdt_read) while writers replace, move and close
  * them (fdt_dup2, fdt_renumber, fdt_renumber_onto, fdt_install_at_with, fdt_close) and
  * openers reserve numbers and install new files from other threads (fdt_reserve_owned).
  * Files are malloc'd and freed by their release callback, on whichever thread drops the last
@@ -61,7 +61,9 @@ static ssize_t o_read(void *pd, void *buf, size_t count, int64_t *pos)
     return (ssize_t)n;
 }
 
-static const struct fdt_file_ops ops = {.read = o_read, .release = o_release};
+/* No callback waits: fdt_fdget_rcu lends these files without a reference (0.5). */
+static const struct fdt_file_ops ops = {
+    .read = o_read, .release = o_release, .flags = FDT_FILE_NEVER_BLOCKS};
 
 /* A new file whose payload will be its id, with one reference for the caller. */
 static struct fdt_file *new_file(int id)
@@ -115,6 +117,12 @@ static void *reader(void *arg)
         }
         /* The light lookup, the counted one, and I/O through the table. */
         if (fdt_fdget2(h, fd, &f) == 0) {
+            (void)id_of(fdt_fd_file(f));
+            fdt_fdput(f);
+        }
+        /* The RCU lookup: a section of this thread instead of a reference, ended by
+         * fdt_fdput; releases by other threads wait for it. */
+        if (fdt_fdget_rcu(h, fd, &f) == 0) {
             (void)id_of(fdt_fd_file(f));
             fdt_fdput(f);
         }

@@ -24,8 +24,10 @@ pub const K_FLUSH_FAILS: u16 = 128;
 pub const K_POLL: u16 = 256;
 /// A `getattr` callback (since 0.2).
 pub const K_GETATTR: u16 = 512;
+/// `FDT_FILE_NEVER_BLOCKS` (since 0.5): lent by `fdt_fdget_rcu` on a shared table.
+pub const K_NEVER_BLOCKS: u16 = 1024;
 /// Every kind: the bits above.
-pub const KINDS: usize = 1024;
+pub const KINDS: usize = 2048;
 
 /// The ioctl command the probe answers (with `arg + 1`).
 pub const PROBE_IOC: c_uint = 0x1234;
@@ -283,6 +285,10 @@ pub fn c_ops(kind: u16) -> fdt_file_ops {
         llseek: (kind & K_LLSEEK != 0).then_some(c_llseek as _),
         flags: if kind & K_STREAM != 0 {
             FDT_FILE_STREAM
+        } else {
+            0
+        } | if kind & K_NEVER_BLOCKS != 0 {
+            FDT_FILE_NEVER_BLOCKS
         } else {
             0
         },

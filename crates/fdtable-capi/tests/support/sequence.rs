@@ -14,7 +14,7 @@
 
 use super::probe::*;
 use fdtable::FdState;
-use fdtable::{FileRef, Files, OwnedFdReservation};
+use fdtable::{FileRef, Files, OwnedFdReservation, RcuFdEnd};
 use fdtable_capi::*;
 use fdtable_vfs::uapi::*;
 use fdtable_vfs::{DEFAULT_NOFILE, File, HostMemory, MemFs, NoMemory, PollFd, Task};
@@ -224,7 +224,7 @@ impl World {
             return false;
         }
         self.calls += 1;
-        let op = b.u8() % 44;
+        let op = b.u8() % 45;
         // Legacy call or its `...2` form: they take turns.
         let legacy = self.calls.is_multiple_of(2);
         match op {
@@ -856,6 +856,48 @@ impl World {
                 }
             }
             43 => self.end_reservation(b),
+            44 => {
+                // fdt_fdget_rcu (0.5): the lookup of fdt_fdget2, with an RCU section where
+                // the file is lent (never here: no probe's operations are marked
+                // FDT_FILE_NEVER_BLOCKS, so a shared table gives a reference).
+                let h = self.pick_handle(b);
+                let fd = b.fd();
+                register_rcu_thread();
+                let mut f = fdt_fd {
+                    file: std::ptr::dangling_mut(),
+                    flags: 7,
+                };
+                // SAFETY: a live handle or NULL; `f` is a local.
+                let r = unsafe { fdt_fdget_rcu(self.c_handle(h), fd, &mut f) };
+                let file = fdt_fd_file(f);
+                // SAFETY: a lookup's file is live until `fdt_fdput`.
+                let c_id = (!file.is_null()).then(|| unsafe { c_probe(file) }.id);
+                match h {
+                    Some(i) => {
+                        let m = self.m[i].files().fdget_rcu(fd as u32);
+                        let m = m.filter(|f| f.f_mode() & fdtable_vfs::uapi::FMODE_PATH == 0);
+                        assert_eq!(c_id, m.as_ref().map(|f| m_id(f)), "fdget_rcu({fd})");
+                        assert_eq!(r, if m.is_some() { 0 } else { -libc::EBADF });
+                        // The kind of borrow: the Rust call's, split as the C one is.
+                        let want = match m.map(|m| m.into_raw()) {
+                            None | Some((_, RcuFdEnd::Light)) => 0,
+                            Some((p, RcuFdEnd::Counted)) => {
+                                // SAFETY: the reference the lookup took, given back once.
+                                drop(unsafe { FileRef::from_raw(p) });
+                                FDT_FDPUT_FPUT
+                            }
+                            Some((_, RcuFdEnd::Section)) => unreachable!("no probe is lent"),
+                        };
+                        assert_eq!(f.flags, want, "fdget_rcu flags");
+                    }
+                    None => {
+                        assert_eq!(r, -libc::EINVAL);
+                        assert!(file.is_null());
+                    }
+                }
+                // SAFETY: the unchanged result, put once, on this thread.
+                unsafe { fdt_fdput(f) };
+            }
             35 => self.out_params(b),
             29 => {
                 if let Some(r) = self.pick_ref(b) {
@@ -1293,4 +1335,24 @@ pub fn run(data: &[u8]) -> usize {
     let calls = w.calls;
     w.finish();
     calls
+}
+
+/// Gives this thread its RCU record (with one borrow on a table of its own), so that the
+/// `fdget_rcu` calls the sequences compare both take the fast path: a thread's first borrow
+/// takes the slow one, which also makes a handle left alone on its table light again, a
+/// change only the first of the two calls would make.
+fn register_rcu_thread() {
+    struct Dummy;
+    impl fdtable::FileLike for Dummy {}
+    std::thread_local!(static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if DONE.with(|d| d.replace(true)) {
+        return;
+    }
+    let mut files: Files<Dummy> = Files::new();
+    let fd = files
+        .install(FileRef::new(Dummy), 0, 16)
+        .expect("a free fd");
+    let other = files.share();
+    drop(files.fdget_rcu(fd));
+    drop(other);
 }

@@ -760,6 +760,18 @@ pub(super) fn in_borrow() -> bool {
     })
 }
 
+/// This thread's record if it is inside a borrow section (the token every borrow section of
+/// the thread has), else `None`.
+#[inline]
+pub(super) fn current_borrow() -> Option<NonNull<Record>> {
+    record().filter(|r| {
+        // SAFETY: this thread's record.
+        let rec = unsafe { r.as_ref() };
+        // ORDERING: Relaxed; the owner's own word.
+        rec.borrow.load(Ordering::Relaxed) != 0
+    })
+}
+
 /// Queues `func(head)` to run when this thread's outermost borrow section ends.
 ///
 /// # Safety

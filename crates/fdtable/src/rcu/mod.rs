@@ -347,6 +347,14 @@ pub(crate) fn borrow_end(t: BorrowToken) {
     }
 }
 
+/// The token of the borrow section this thread is inside (every borrow section of a thread
+/// has its record as token), `None` outside every borrow section.
+#[cfg(all(feature = "std", not(loom)))]
+#[inline]
+pub(crate) fn current_borrow() -> Option<BorrowToken> {
+    epoch::current_borrow().map(|rec| BorrowToken { rec })
+}
+
 /// Begins a borrow section where [`borrow_begin`] could not (the thread is inside another
 /// borrow section, or has no RCU record yet: it gets one if it can). `None` if no section can
 /// be had (take a reference instead).
