@@ -118,7 +118,9 @@
  * an RCU read-side section (FDT_FDPUT_RCU in `flags`) until fdt_fdput, which must then be
  * called on the same thread, without blocking in between (a release of a lent file, on any
  * thread, waits for the section). The file stays valid until that fdt_fdput even if another
- * handle closes the descriptor; fdt_file_get keeps it longer.
+ * handle closes the descriptor; fdt_fd_get_file (not fdt_file_get) keeps it longer. End such
+ * a result with code built with the 0.5 header or later: an older inline fdt_fdput does not
+ * know the flag.
  *
  * PAYLOAD
  *
@@ -1019,15 +1021,19 @@ struct fdt_file *fdt_fd_file(struct fdt_fd fd);
 // the file at `fd` stored in `*f`, as `fdt_fdget2`, but on a shared table with no reference
 // and no lock: the calling thread enters an RCU read-side section (`FDT_FDPUT_RCU` in
 // `f->flags`) that keeps the file from being released until `fdt_fdput(*f)` ends it. On a
-// table only this handle uses it borrows as `fdt_fdget2` does; a file looked up only a few
-// times so far comes with a reference (`FDT_FDPUT_FPUT`), as does every lookup on a thread
-// the library cannot register.
+// table only this handle uses it borrows as `fdt_fdget2` does. A reference
+// (`FDT_FDPUT_FPUT`) comes instead for a file whose operations lack
+// `FDT_FILE_NEVER_BLOCKS`, for one looked up only a few times so far, and on a thread the
+// library cannot register.
 //
-// While the section is open: call `fdt_fdput(*f)` **on the same thread**; do not block
-// (every release of a lent file, on any thread, waits for the section to end); other calls
-// may be made, sections nest, and a file closed meanwhile (by any handle) stays valid until
-// the `fdt_fdput`. To keep the file longer, or across something that may block, take a
-// reference with `fdt_file_get` and `fdt_fdput` at once.
+// While the section is open: call `fdt_fdput(*f)` **on the same thread**, from code built
+// with the 0.5 header or later (an older header's inline `fdt_fdput` does not know the flag
+// and would leave the section open); do not block (every release of a lent file, on any
+// thread, waits for the section to end); other calls may be made, sections nest, and a file
+// closed meanwhile (by any handle) stays valid until the `fdt_fdput`, which may then run its
+// release (and wait for other threads' sections). To keep the file longer, or across
+// something that may block, take a reference with `fdt_fd_get_file` (not `fdt_file_get`,
+// which cannot tell a file whose last reference has gone) and `fdt_fdput` at once.
 //
 // Returns 0; `-EBADF` if `fd` is not open (free, reserved, negative, out of range) or is an
 // `FDT_O_PATH` file; `-EINVAL` if `files` or `f` is NULL. On failure `*f` is the empty
@@ -1039,14 +1045,23 @@ struct fdt_file *fdt_fd_file(struct fdt_fd fd);
 // write of a `struct fdt_fd`.
 int fdt_fdget_rcu(struct fdt_files *files, int fd, struct fdt_fd *f);
 
-// Ends the RCU read-side section of an `fdt_fdget_rcu` result (`FDT_FDPUT_RCU`): what
-// `fdt_fdput` calls for it. Call `fdt_fdput` instead.
+// A reference to the file of a lookup's result (`fdt_fdget2`, `fdt_fdget_rcu`,
+// `fdt_fdget_with_payload`), to keep it past `fdt_fdput(f)` or across something that may
+// block: the kernel's `get_file_rcu`. Call it before `fdt_fdput(f)`, on the thread that made
+// an `FDT_FDPUT_RCU` result. Use it instead of `fdt_file_get` on a lent result: a file lent
+// without a reference may have lost its last reference since (closed by another handle),
+// and then cannot be kept.
+//
+// Ownership: the caller owns `*file` (give it back with `fdt_file_put`).
+//
+// Returns 0; `-EBADF` if the result is empty or its file's last reference has gone
+// (`*file` is then NULL); `-EINVAL` if `file` is NULL.
 //
 // # Safety
 //
-// On the thread that made the lookup, once for it, and only for a result with
-// `FDT_FDPUT_RCU` (what `fdt_fdput` checks).
-void fdt_fd_end_rcu(void);
+// `f` is the unchanged result of a lookup not yet ended by `fdt_fdput` (for
+// `FDT_FDPUT_RCU`: on this thread); `file` is NULL or valid for a write of a pointer.
+int fdt_fd_get_file(struct fdt_fd f, struct fdt_file **file);
 
 // Ends a light lookup (the kernel's `fdput`): drops the reference it took, if it took one
 // (the file may be released here, if every descriptor to it was closed meanwhile by another
@@ -1055,7 +1070,8 @@ void fdt_fd_end_rcu(void);
 //
 // # Safety
 //
-// `fd` is the unchanged result of one `fdt_fdget2`, `fdt_fdget_rcu` (on this thread) or
+// `fd` is the unchanged result of one `fdt_fdget2`, `fdt_fdget_rcu` (on this thread: on a
+// thread that made no such lookup it ends nothing, and the section stays open) or
 // `fdt_fdget`, passed to `fdt_fdput` once.
 void fdt_fdput(struct fdt_fd fd);
 
@@ -1440,8 +1456,8 @@ static inline void fdt_fdput_inline_(struct fdt_fd fd)
     return;
   if (fd.flags & FDT_FDPUT_FPUT)
     fdt_file_put(fd.file);
-  else if (fd.flags & FDT_FDPUT_RCU)
-    fdt_fd_end_rcu();
+  else /* an RCU section (0.5), or a later kind: the library's own fdt_fdput */
+    (fdt_fdput)(fd);
 }
 
 #define fdt_fd_file(fd) fdt_fd_file_inline_(fd)

@@ -489,15 +489,19 @@ pub extern "C" fn fdt_fd_file(fd: fdt_fd) -> *mut fdt_file {
 /// the file at `fd` stored in `*f`, as `fdt_fdget2`, but on a shared table with no reference
 /// and no lock: the calling thread enters an RCU read-side section (`FDT_FDPUT_RCU` in
 /// `f->flags`) that keeps the file from being released until `fdt_fdput(*f)` ends it. On a
-/// table only this handle uses it borrows as `fdt_fdget2` does; a file looked up only a few
-/// times so far comes with a reference (`FDT_FDPUT_FPUT`), as does every lookup on a thread
-/// the library cannot register.
+/// table only this handle uses it borrows as `fdt_fdget2` does. A reference
+/// (`FDT_FDPUT_FPUT`) comes instead for a file whose operations lack
+/// `FDT_FILE_NEVER_BLOCKS`, for one looked up only a few times so far, and on a thread the
+/// library cannot register.
 ///
-/// While the section is open: call `fdt_fdput(*f)` **on the same thread**; do not block
-/// (every release of a lent file, on any thread, waits for the section to end); other calls
-/// may be made, sections nest, and a file closed meanwhile (by any handle) stays valid until
-/// the `fdt_fdput`. To keep the file longer, or across something that may block, take a
-/// reference with `fdt_file_get` and `fdt_fdput` at once.
+/// While the section is open: call `fdt_fdput(*f)` **on the same thread**, from code built
+/// with the 0.5 header or later (an older header's inline `fdt_fdput` does not know the flag
+/// and would leave the section open); do not block (every release of a lent file, on any
+/// thread, waits for the section to end); other calls may be made, sections nest, and a file
+/// closed meanwhile (by any handle) stays valid until the `fdt_fdput`, which may then run its
+/// release (and wait for other threads' sections). To keep the file longer, or across
+/// something that may block, take a reference with `fdt_fd_get_file` (not `fdt_file_get`,
+/// which cannot tell a file whose last reference has gone) and `fdt_fdput` at once.
 ///
 /// Returns 0; `-EBADF` if `fd` is not open (free, reserved, negative, out of range) or is an
 /// `FDT_O_PATH` file; `-EINVAL` if `files` or `f` is NULL. On failure `*f` is the empty
@@ -542,18 +546,62 @@ pub unsafe extern "C" fn fdt_fdget_rcu(files: *mut fdt_files, fd: c_int, f: *mut
     r
 }
 
-/// Ends the RCU read-side section of an `fdt_fdget_rcu` result (`FDT_FDPUT_RCU`): what
-/// `fdt_fdput` calls for it. Call `fdt_fdput` instead.
+/// A reference to the file of a lookup's result (`fdt_fdget2`, `fdt_fdget_rcu`,
+/// `fdt_fdget_with_payload`), to keep it past `fdt_fdput(f)` or across something that may
+/// block: the kernel's `get_file_rcu`. Call it before `fdt_fdput(f)`, on the thread that made
+/// an `FDT_FDPUT_RCU` result. Use it instead of `fdt_file_get` on a lent result: a file lent
+/// without a reference may have lost its last reference since (closed by another handle),
+/// and then cannot be kept.
+///
+/// Ownership: the caller owns `*file` (give it back with `fdt_file_put`).
+///
+/// Returns 0; `-EBADF` if the result is empty or its file's last reference has gone
+/// (`*file` is then NULL); `-EINVAL` if `file` is NULL.
 ///
 /// # Safety
 ///
-/// On the thread that made the lookup, once for it, and only for a result with
-/// `FDT_FDPUT_RCU` (what `fdt_fdput` checks).
+/// `f` is the unchanged result of a lookup not yet ended by `fdt_fdput` (for
+/// `FDT_FDPUT_RCU`: on this thread); `file` is NULL or valid for a write of a pointer.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fdt_fd_end_rcu() {
+pub unsafe extern "C" fn fdt_fd_get_file(f: fdt_fd, file: *mut *mut fdt_file) -> c_int {
+    if file.is_null() {
+        return Errno::EINVAL.neg();
+    }
+    let end = if f.flags & FDT_FDPUT_RCU != 0 {
+        RcuFdEnd::Section
+    } else {
+        RcuFdEnd::Counted
+    };
+    let got = (!f.file.is_null())
+        .then(|| {
+            guard(None, || {
+                // SAFETY: the contract: a live lookup's file (the value pointer the C ABI
+                // hands out) and how it is held.
+                unsafe {
+                    fdtable::RcuFd::<fdtable_vfs::File>::upgrade_raw(
+                        f.file.cast_const().cast(),
+                        end,
+                    )
+                }
+            })
+        })
+        .flatten();
+    let (r, p) = match got {
+        Some(r) => (0, into_c(r)),
+        None => (Errno::EBADF.neg(), ptr::null_mut()),
+    };
+    // SAFETY: non-NULL and valid for a write (the contract).
+    unsafe { file.write(p) };
+    r
+}
+
+/// Ends an `fdt_fdget_rcu` result's section (`FDT_FDPUT_RCU`), on the thread that made it.
+fn end_rcu() {
     guard((), || {
-        // SAFETY: the caller's contract: a section this thread opened for a split lookup.
-        unsafe { fdtable::RcuFd::<fdtable_vfs::File>::end_raw_section() }
+        // SAFETY: `fdt_fdput`'s contract: a section this thread opened for a split lookup,
+        // ended once. On another thread it finds no split section of its own and ends
+        // nothing (false): the section stays open, releases wait, nothing is freed early.
+        let _ = unsafe { fdtable::RcuFd::<fdtable_vfs::File>::end_raw_section() };
     })
 }
 
@@ -564,13 +612,13 @@ pub unsafe extern "C" fn fdt_fd_end_rcu() {
 ///
 /// # Safety
 ///
-/// `fd` is the unchanged result of one `fdt_fdget2`, `fdt_fdget_rcu` (on this thread) or
+/// `fd` is the unchanged result of one `fdt_fdget2`, `fdt_fdget_rcu` (on this thread: on a
+/// thread that made no such lookup it ends nothing, and the section stays open) or
 /// `fdt_fdget`, passed to `fdt_fdput` once.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_fdput(fd: fdt_fd) {
     if fd.flags & FDT_FDPUT_RCU != 0 {
-        // SAFETY: the contract: this thread's section, ended once.
-        return unsafe { fdt_fd_end_rcu() };
+        return end_rcu();
     }
     if fd.flags & FDT_FDPUT_FPUT == 0 || fd.file.is_null() {
         return;

@@ -1,7 +1,9 @@
 //! The 0.5 call `fdt_fdget_rcu` from Rust: its errors and empty results, the kind of borrow
 //! it takes on unshared and shared tables, and what its RCU section holds back: a close on
 //! another thread waits for `fdt_fdput`, a close on the same thread releases the file at
-//! `fdt_fdput`, and sections nest. `tests/c/test_threads.c` runs it from C under TSan.
+//! `fdt_fdput`, and sections nest; `fdt_fd_get_file` keeps a file past its lookup, and
+//! refuses one whose last reference has gone. `tests/c/test_threads.c` runs it from C under
+//! TSan.
 
 mod support;
 
@@ -133,13 +135,25 @@ fn a_shared_table_lends_after_a_few_lookups_and_the_file_is_the_slots() {
         assert_eq!(fdt_fdget_rcu(s.1, fd, &mut l), 0);
         assert_eq!(l.flags, FDT_FDPUT_FPUT, "a file not lent yet: a reference");
         assert_eq!(fdt_file_count(fdt_fd_file(l)), 2);
+        let mut k = null_mut();
+        assert_eq!(fdt_fd_get_file(l, &mut k), 0);
+        assert_eq!(fdt_file_count(k), 3);
+        fdt_file_put(k);
         fdt_fdput(l);
+        // The empty result has no file to keep.
+        let mut e = fdt_fd::default_empty();
+        assert_eq!(fdt_fdget_rcu(s.1, 99, &mut e), -libc::EBADF);
+        assert_eq!(fdt_fd_get_file(e, &mut k), -libc::EBADF);
+        assert!(k.is_null());
         let l = lent(s.1, fd);
         assert_eq!(c_probe(fdt_fd_file(l)).id, 7);
         assert_eq!(fdt_file_count(fdt_fd_file(l)), 1, "no reference taken");
         // A reference taken inside the section keeps the file past it.
-        let kept = fdt_fd_file(l);
-        fdt_file_get(kept);
+        let mut kept = null_mut();
+        assert_eq!(fdt_fd_get_file(l, null_mut()), -libc::EINVAL);
+        assert_eq!(fdt_fd_get_file(l, &mut kept), 0);
+        assert_eq!(kept, fdt_fd_file(l));
+        assert_eq!(fdt_file_count(kept), 2);
         fdt_fdput(l);
         assert_eq!(fdt_close(s.0, fd), 0);
         assert_eq!(p.releases(), 0);
@@ -182,9 +196,12 @@ fn a_close_on_another_thread_waits_for_fdput() {
     unsafe {
         // The close has removed the descriptor and is waiting in the release for the
         // section: the file is still whole.
+        // Polled with nested RCU lookups, which take no reference (a counted one could
+        // make this thread's put the last, and the close would then not wait).
         loop {
             let mut x = fdt_fd::default_empty();
-            let r = fdt_fdget2(s.0, fd, &mut x);
+            let r = fdt_fdget_rcu(s.0, fd, &mut x);
+            assert!(r != 0 || x.flags == FDT_FDPUT_RCU, "lent: no reference");
             fdt_fdput(x);
             if r != 0 {
                 break;
@@ -192,8 +209,16 @@ fn a_close_on_another_thread_waits_for_fdput() {
             std::thread::yield_now();
         }
         std::thread::sleep(Duration::from_millis(50));
+        assert!(
+            !closer.is_finished(),
+            "the close did not wait for the section"
+        );
         assert_eq!(p.releases(), 0, "released under a lent lookup");
         assert_eq!(c_probe(fdt_fd_file(l)).id, 3);
+        // Its last reference has gone: it cannot be kept any more.
+        let mut kept = dangling_mut();
+        assert_eq!(fdt_fd_get_file(l, &mut kept), -libc::EBADF);
+        assert!(kept.is_null());
         fdt_fdput(l);
         assert_eq!(closer.join().unwrap(), 0);
     }
@@ -219,4 +244,44 @@ fn a_close_on_the_same_thread_releases_at_fdput_and_sections_nest() {
         fdt_fdput(lb);
     }
     assert_eq!((p.releases(), q.releases()), (1, 1));
+}
+
+#[test]
+fn an_fdput_on_another_thread_ends_nothing() {
+    let s = Shared::new();
+    let p = Probe::new(8, ALL);
+    // SAFETY: a live handle; the result is put (again) below, on this thread.
+    let (fd, l) = unsafe {
+        let fd = install(s.0, &p);
+        (fd, lent(s.0, fd))
+    };
+    // Misuse: the result put on a thread that holds no split section. Nothing ends there.
+    let stray = l;
+    let (file, flags) = (stray.file as usize, stray.flags);
+    std::thread::spawn(move || {
+        let f = fdt_fd {
+            file: file as *mut fdt_file,
+            flags,
+        };
+        // SAFETY: a contract violation the library detects: no section of this thread.
+        unsafe { fdt_fdput(f) };
+    })
+    .join()
+    .unwrap();
+    // The section is still this thread's and open: a close elsewhere waits for it.
+    let other = s.1 as usize;
+    let closer = std::thread::spawn(move || {
+        // SAFETY: the second handle, used by this thread alone until it is joined.
+        unsafe { fdt_close(other as *mut fdt_files, fd) }
+    });
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!closer.is_finished(), "the stray fdput ended the section");
+    assert_eq!(p.releases(), 0);
+    // SAFETY: the result, put once more on the thread that made it: this one ends it.
+    unsafe {
+        assert_eq!(c_probe(fdt_fd_file(l)).id, 8);
+        fdt_fdput(l);
+    }
+    assert_eq!(closer.join().unwrap(), 0);
+    assert_eq!(p.releases(), 1);
 }

@@ -50,4 +50,13 @@ fn seeds() {
     for s in seeds {
         support::sequence::run(s);
     }
+    // The 0.5 call: a file whose operations never block (file 0), installed at fd 0, the
+    // table shared, then fdt_fdget_rcu of fd 0 on both handles until it is lent without a
+    // reference (and kept with fdt_fd_get_file), then closed on the second handle.
+    let mut lend = vec![7, 0xff, 2, 10, 0, 0, 0, 3, 0];
+    for i in 0..=2 * fdtable::LEND_AFTER {
+        lend.extend([44, (i % 2) as u8, 0]);
+    }
+    lend.extend([14, 1, 0, 44, 0, 0]);
+    support::sequence::run(&lend);
 }

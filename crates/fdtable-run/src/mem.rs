@@ -49,7 +49,8 @@ pub fn read_cstr(pid: Pid, addr: u64, max: usize) -> Option<Vec<u8>> {
     None
 }
 
-type Request = (i32, u64, usize);
+/// (pid, address, length, whether a NUL-terminated string of at most that length).
+type Request = (i32, u64, usize, bool);
 type Answer = Option<Vec<u8>>;
 
 struct Reader {
@@ -65,8 +66,14 @@ fn reader() -> Option<Reader> {
     std::thread::Builder::new()
         .name("memory".into())
         .spawn(move || {
-            while let Ok((pid, addr, max)) = rq.recv() {
-                if ta.send(read_cstr(Pid::from_raw(pid), addr, max)).is_err() {
+            while let Ok((pid, addr, len, cstr)) = rq.recv() {
+                let pid = Pid::from_raw(pid);
+                let a = if cstr {
+                    read_cstr(pid, addr, len)
+                } else {
+                    read(pid, addr, len)
+                };
+                if ta.send(a).is_err() {
                     return;
                 }
             }
@@ -85,12 +92,26 @@ pub fn read_cstr_timed(
     max: usize,
     timeout: std::time::Duration,
 ) -> Option<Vec<u8>> {
+    timed((pid.as_raw(), addr, max, true), timeout)
+}
+
+/// [`read`] with a deadline, as [`read_cstr_timed`].
+pub fn read_timed(
+    pid: Pid,
+    addr: u64,
+    len: usize,
+    timeout: std::time::Duration,
+) -> Option<Vec<u8>> {
+    timed((pid.as_raw(), addr, len, false), timeout)
+}
+
+fn timed(req: Request, timeout: std::time::Duration) -> Option<Vec<u8>> {
     let mut g = READER.lock().unwrap_or_else(|e| e.into_inner());
     if g.is_none() {
         *g = reader();
     }
     let r = g.as_ref()?;
-    r.tx.send((pid.as_raw(), addr, max)).ok()?;
+    r.tx.send(req).ok()?;
     match r.rx.recv_timeout(timeout) {
         Ok(a) => a,
         Err(_) => {
@@ -102,7 +123,8 @@ pub fn read_cstr_timed(
 
 /// What tells one image of process `tid` from the next: the 16 random bytes the kernel puts on
 /// the stack of each new image (`AT_RANDOM`; `getauxval(3)`), with the auxiliary vector
-/// itself. `None` if either cannot be read.
+/// itself. `None` if either cannot be read (the bytes within 20 ms: a page served by
+/// userfaultfd could otherwise hold the supervisor).
 pub fn image_id(tid: i32) -> Option<Vec<u8>> {
     const AT_RANDOM: u64 = 25;
     let mut auxv = std::fs::read(format!("/proc/{tid}/auxv")).ok()?;
@@ -114,6 +136,7 @@ pub fn image_id(tid: i32) -> Option<Vec<u8>> {
         })
         .find(|&(key, _)| key == AT_RANDOM)?
         .1;
-    auxv.extend(read(Pid::from_raw(tid), random, 16)?);
+    let timeout = std::time::Duration::from_millis(20);
+    auxv.extend(read_timed(Pid::from_raw(tid), random, 16, timeout)?);
     Some(auxv)
 }

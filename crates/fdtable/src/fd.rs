@@ -303,9 +303,11 @@ impl<F: ?Sized> RcuFd<'_, F> {
     /// Splits into the raw parts a caller that cannot hold an `RcuFd` carries (the C ABI's
     /// `struct fdt_fd`): the file's address (as [`Fd::as_ptr`]) and what ends the borrow.
     /// With the built-in RCU only, whose sections a thread can end without their token.
+    #[must_use = "the borrow ends only through the parts: a dropped section stays open"]
     pub fn into_raw(self) -> (*const F, RcuFdEnd) {
         let this = ManuallyDrop::new(self);
-        let end = if this.mode.is_section() {
+        let end = if let Mode::Section(t) = this.mode.get() {
+            crate::rcu::split_borrow(&t);
             RcuFdEnd::Section
         } else if let Mode::Counted = this.mode.get() {
             RcuFdEnd::Counted
@@ -317,22 +319,47 @@ impl<F: ?Sized> RcuFd<'_, F> {
         (unsafe { FileInner::value_ptr(this.ptr.as_ptr()) }, end)
     }
 
-    /// Ends one borrow section of the calling thread: the section of an `RcuFd` that
-    /// [`into_raw`](RcuFd::into_raw) split with [`RcuFdEnd::Section`]. Does nothing outside
-    /// every borrow section.
+    /// A counted reference to the file of an `RcuFd` split by [`into_raw`](RcuFd::into_raw),
+    /// as [`upgrade`](RcuFd::upgrade) gives one: `None` if the file was lent in a section
+    /// and its last reference has gone since (its release is waiting for the section).
+    ///
+    /// # Safety
+    ///
+    /// `file` and `end` came from one `into_raw` whose borrow has not ended (for
+    /// [`RcuFdEnd::Section`]: called on the thread that made it, inside that section).
+    pub unsafe fn upgrade_raw(file: *const F, end: RcuFdEnd) -> Option<FileRef<F>> {
+        match end {
+            RcuFdEnd::Light | RcuFdEnd::Counted => {
+                // SAFETY: kept alive by its slot (light) or by the borrow's reference; the
+                // increment is the reference the result takes over.
+                unsafe {
+                    FileRef::increment_raw(file);
+                    Some(FileRef::from_raw(file))
+                }
+            }
+            RcuFdEnd::Section => {
+                // SAFETY: the value pointer of a live file header (the section keeps its
+                // memory); `try_get_rcu` runs inside that section, as it requires.
+                let got = unsafe { FileInner::try_get_rcu(FileInner::from_value_ptr(file)) };
+                // SAFETY: `try_get_rcu` took the reference the result takes over.
+                got.then(|| unsafe { FileRef::from_raw(file) })
+            }
+        }
+    }
+
+    /// Ends one borrow section of the calling thread split by [`into_raw`](RcuFd::into_raw)
+    /// (with [`RcuFdEnd::Section`]). False, ending nothing, if the thread holds no such
+    /// section: called on another thread than the one that split it, or once too often. (Such
+    /// a section stays open, and releases of lent files wait for it.)
     ///
     /// # Safety
     ///
     /// Called on the thread that made that `RcuFd`, once for it; its file pointer is not used
     /// after (the file's release may run here, or in another thread once this returns). The
-    /// sections of a thread nest, so ending them in any order is sound; but every section
-    /// ended this way must be one such split `RcuFd`'s, never a section a live `RcuFd`
-    /// (or a `with_fdget_rcu` closure) still holds.
+    /// sections of a thread nest and are counted, so split sections may end in any order.
     #[inline]
-    pub unsafe fn end_raw_section() {
-        if let Some(t) = crate::rcu::current_borrow() {
-            crate::rcu::borrow_end(t);
-        }
+    pub unsafe fn end_raw_section() -> bool {
+        crate::rcu::end_split_borrow()
     }
 }
 

@@ -33,9 +33,10 @@
 #define WRITERS 1
 #define OPENERS 1
 #define SLOTS 16         /* the descriptors the threads work on: 0..SLOTS-1 */
+#define FIXED (SLOTS + 7) /* one more file, never replaced (the soft limit is SLOTS + 8) */
 #define ROUNDS 4000      /* writer and opener iterations */
 
-static atomic_int made, released, mismatches, checked;
+static atomic_int made, released, mismatches, checked, lent, kept;
 static atomic_int stop;
 
 struct obj {
@@ -121,8 +122,24 @@ static void *reader(void *arg)
             fdt_fdput(f);
         }
         /* The RCU lookup: a section of this thread instead of a reference, ended by
-         * fdt_fdput; releases by other threads wait for it. */
+         * fdt_fdput; releases by other threads wait for it. A file kept past it with
+         * fdt_fd_get_file, unless its last reference went meanwhile. The file at FIXED is
+         * never replaced, so it is looked up often enough to be lent. */
         if (fdt_fdget_rcu(h, fd, &f) == 0) {
+            (void)id_of(fdt_fd_file(f));
+            struct fdt_file *k = NULL;
+            if (n % 16 == 0 && fdt_fd_get_file(f, &k) == 0) {
+                atomic_fetch_add(&kept, 1);
+                fdt_fdput(f);
+                (void)id_of(k);
+                fdt_file_put(k);
+            } else {
+                fdt_fdput(f);
+            }
+        }
+        if (fdt_fdget_rcu(h, FIXED, &f) == 0) {
+            if (f.flags == FDT_FDPUT_RCU)
+                atomic_fetch_add(&lent, 1);
             (void)id_of(fdt_fd_file(f));
             fdt_fdput(f);
         }
@@ -217,6 +234,8 @@ int main(void)
         if (fdt_install_with(t, new_file(id), 0, (uint64_t)id) < 0)
             abort();
     }
+    if (fdt_install_at(t, FIXED, new_file(fresh_id()), 0) != FIXED)
+        abort();
     pthread_t r[READERS], w[WRITERS], o[OPENERS];
     for (int i = 0; i < READERS; i++)
         pthread_create(&r[i], NULL, reader, share(t));
@@ -246,10 +265,12 @@ int main(void)
     CHECK(atomic_load(&mismatches) == 0, "%d lookups paired a file with another's payload\n",
           atomic_load(&mismatches));
     CHECK(atomic_load(&checked) > 0, "the readers checked no lookup\n");
+    CHECK(atomic_load(&lent) > 0, "no fdt_fdget_rcu lookup was lent without a reference\n");
     CHECK(atomic_load(&made) == atomic_load(&released), "%d files made, %d released\n",
           atomic_load(&made), atomic_load(&released));
-    printf("%d passed, %d failed (%d files, %d rights checks)\n", passed, failed,
-           atomic_load(&made), atomic_load(&checked));
+    printf("%d passed, %d failed (%d files, %d rights checks, %d lent lookups, %d kept)\n",
+           passed, failed, atomic_load(&made), atomic_load(&checked), atomic_load(&lent),
+           atomic_load(&kept));
     fflush(stdout);
     return failed ? 1 : 0;
 }

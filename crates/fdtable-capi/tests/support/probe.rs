@@ -375,6 +375,10 @@ fn long(r: i64) -> Result<i64, Errno> {
 }
 
 impl FileOperations for MirrorOps {
+    fn never_blocks(&self) -> bool {
+        self.probe.kind & K_NEVER_BLOCKS != 0
+    }
+
     fn fmode(&self) -> u32 {
         let k = self.probe.kind;
         let mut m = 0;

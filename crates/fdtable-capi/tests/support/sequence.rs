@@ -327,8 +327,15 @@ impl World {
             7 if self.probes.len() < MAX_FILES && self.c_refs.len() < MAX_REFS => {
                 let (kind, flags) = (u16::from(b.u8()), b.open_flags());
                 let id = self.probes.len();
-                // `poll` and `getattr` by id, so that no input byte changes meaning.
-                let kind = kind | ((id % 4) as u16) << 8;
+                // `poll`, `getattr` and `FDT_FILE_NEVER_BLOCKS` by id, so that no input byte
+                // changes meaning.
+                let kind = kind
+                    | ((id % 4) as u16) << 8
+                    | if id.is_multiple_of(2) {
+                        K_NEVER_BLOCKS
+                    } else {
+                        0
+                    };
                 let (pc, pm) = (Probe::new(id, kind), Probe::new(id, kind));
                 let old = kind & (K_POLL | K_GETATTR) == 0 && legacy;
                 self.c_refs.push(if old {
@@ -858,8 +865,11 @@ impl World {
             43 => self.end_reservation(b),
             44 => {
                 // fdt_fdget_rcu (0.5): the lookup of fdt_fdget2, with an RCU section where
-                // the file is lent (never here: no probe's operations are marked
-                // FDT_FILE_NEVER_BLOCKS, so a shared table gives a reference).
+                // the file is lent (a probe with FDT_FILE_NEVER_BLOCKS, looked up often on a
+                // shared table). The C lookup and the Rust one each count their lookups, so
+                // they lend at the same call. The C one ends before the Rust one begins: a
+                // lookup nested in another section takes the slow path, which may make a
+                // handle left alone on its table light again, a change the other would miss.
                 let h = self.pick_handle(b);
                 let fd = b.fd();
                 register_rcu_thread();
@@ -872,6 +882,17 @@ impl World {
                 let file = fdt_fd_file(f);
                 // SAFETY: a lookup's file is live until `fdt_fdput`.
                 let c_id = (!file.is_null()).then(|| unsafe { c_probe(file) }.id);
+                let mut k = std::ptr::null_mut();
+                // SAFETY: the result, not ended yet; `k` is a local.
+                let kr = unsafe { fdt_fd_get_file(f, &mut k) };
+                assert_eq!(kr, if r == 0 { 0 } else { -libc::EBADF }, "keep");
+                let flags = f.flags;
+                // SAFETY: the unchanged result, put once, on this thread.
+                unsafe { fdt_fdput(f) };
+                if !k.is_null() {
+                    // SAFETY: the reference taken above.
+                    unsafe { fdt_file_put(k) };
+                }
                 match h {
                     Some(i) => {
                         let m = self.m[i].files().fdget_rcu(fd as u32);
@@ -886,17 +907,31 @@ impl World {
                                 drop(unsafe { FileRef::from_raw(p) });
                                 FDT_FDPUT_FPUT
                             }
-                            Some((_, RcuFdEnd::Section)) => unreachable!("no probe is lent"),
+                            Some((p, RcuFdEnd::Section)) => {
+                                // SAFETY: inside the Rust lookup's section, on this thread.
+                                let k = unsafe {
+                                    fdtable::RcuFd::<fdtable_vfs::File>::upgrade_raw(
+                                        p,
+                                        RcuFdEnd::Section,
+                                    )
+                                };
+                                assert!(k.is_some(), "a lent file still installed");
+                                drop(k);
+                                // SAFETY: the Rust lookup's section, ended once, here.
+                                let ended = unsafe {
+                                    fdtable::RcuFd::<fdtable_vfs::File>::end_raw_section()
+                                };
+                                assert!(ended);
+                                FDT_FDPUT_RCU
+                            }
                         };
-                        assert_eq!(f.flags, want, "fdget_rcu flags");
+                        assert_eq!(flags, want, "fdget_rcu flags");
                     }
                     None => {
                         assert_eq!(r, -libc::EINVAL);
                         assert!(file.is_null());
                     }
                 }
-                // SAFETY: the unchanged result, put once, on this thread.
-                unsafe { fdt_fdput(f) };
             }
             35 => self.out_params(b),
             29 => {

@@ -47,6 +47,7 @@ int main(int argc, char **argv) {
         again(self, "cloexec");
     } else if (!strcmp(stage, "cloexec")) {
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        fflush(stdout);
         pid_t c = fork();
         if (c == 0)
             again(self, "child");

@@ -106,6 +106,7 @@ static SENTINEL: Record = Record {
     next: ptr::null(),
     bag: UnsafeCell::new(Queue::new()),
     since: Cell::new(0),
+    split: Cell::new(0),
 };
 
 /// Value of `LOCAL` for a thread that may not register (exiting, or no record could be
@@ -167,6 +168,9 @@ pub(crate) struct Record {
     bag: UnsafeCell<Queue>,
     /// Retirements since the last collection (owner-only).
     since: Cell<usize>,
+    /// Borrow sections of the owner split from their `RcuFd` (`RcuFd::into_raw`), which end
+    /// without their token (owner-only): only that many may be ended so.
+    split: Cell<usize>,
 }
 
 // SAFETY: see the invariants: other threads read only the atomics and `next` (immutable once
@@ -596,6 +600,7 @@ fn claim_record() -> Option<NonNull<Record>> {
             next: reg.head,
             bag: UnsafeCell::new(Queue::new()),
             since: Cell::new(0),
+            split: Cell::new(0),
         })
     };
     // The advancer reads the list under this lock, so the record is seen by every advance
@@ -772,6 +777,33 @@ pub(super) fn current_borrow() -> Option<NonNull<Record>> {
     })
 }
 
+/// Counts the borrow section of record `r` (this thread's, inside a borrow section) as
+/// split from its `RcuFd` (to be ended by [`end_split_borrow`]).
+#[inline]
+pub(super) fn split_borrow(r: NonNull<Record>) {
+    // SAFETY: this thread's record (the token of one of its open sections).
+    let rec = unsafe { r.as_ref() };
+    rec.split.set(rec.split.get() + 1);
+}
+
+/// Ends one split borrow section of this thread; false, ending nothing, if it has none (an
+/// end called on the wrong thread, or twice).
+#[inline]
+pub(super) fn end_split_borrow() -> bool {
+    let Some(r) = current_borrow() else {
+        return false;
+    };
+    // SAFETY: this thread's record.
+    let rec = unsafe { r.as_ref() };
+    let n = rec.split.get();
+    if n == 0 {
+        return false;
+    }
+    rec.split.set(n - 1);
+    borrow_end(r);
+    true
+}
+
 /// Queues `func(head)` to run when this thread's outermost borrow section ends.
 ///
 /// # Safety
@@ -871,7 +903,9 @@ pub(super) fn synchronize() {
     loop {
         let attempt = advance(&REGISTRY.lock());
         match attempt {
-            Ok(e) if e >= start + 2 => return,
+            // Two advances since the call, by this thread or others (`e` was read under the
+            // registry lock): done, whoever holds the next one back.
+            Ok(e) | Err((e, _)) if e >= start + 2 => return,
             Ok(_) => wait = Wait::default(),
             Err((e, blocker)) => while blocker.holds(e) && wait.step() {},
         }
@@ -902,8 +936,8 @@ impl Blocker {
     }
 }
 
-/// Back-off between the polls of a [`Blocker`]: spinning, then yielding, then sleeping up to
-/// [`Wait::MAX_SLEEP`].
+/// Back-off between the polls of a [`Blocker`]: spinning, then yielding, then sleeping from
+/// 20 µs, doubling, up to [`Wait::MAX_SLEEP`].
 #[derive(Default)]
 struct Wait {
     steps: u32,

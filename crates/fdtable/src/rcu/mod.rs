@@ -347,12 +347,18 @@ pub(crate) fn borrow_end(t: BorrowToken) {
     }
 }
 
-/// The token of the borrow section this thread is inside (every borrow section of a thread
-/// has its record as token), `None` outside every borrow section.
+/// Counts the borrow section `t` (open on this thread) as split from its `RcuFd`.
 #[cfg(all(feature = "std", not(loom)))]
 #[inline]
-pub(crate) fn current_borrow() -> Option<BorrowToken> {
-    epoch::current_borrow().map(|rec| BorrowToken { rec })
+pub(crate) fn split_borrow(t: &BorrowToken) {
+    epoch::split_borrow(t.rec);
+}
+
+/// Ends one split borrow section of this thread; false if it has none.
+#[cfg(all(feature = "std", not(loom)))]
+#[inline]
+pub(crate) fn end_split_borrow() -> bool {
+    epoch::end_split_borrow()
 }
 
 /// Begins a borrow section where [`borrow_begin`] could not (the thread is inside another
