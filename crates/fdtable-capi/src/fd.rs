@@ -437,17 +437,33 @@ fn light_lookup(task: &CTask, fd: c_int) -> Result<fdt_fd, Errno> {
 /// write of a `struct fdt_fd`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_fdget2(files: *mut fdt_files, fd: c_int, f: *mut fdt_fd) -> c_int {
+    // SAFETY: the caller's contract, forwarded.
+    unsafe { lookup_into(files, f, |task| light_lookup(task, fd)) }
+}
+
+/// A lookup's entry point: `-EINVAL` (and the empty result in `*f` if `f` is not NULL) for
+/// NULL `files` or `f`; else `lookup`'s result in `*f` (the empty one on failure) and 0 or
+/// `-errno`.
+///
+/// # Safety
+///
+/// `files` is NULL or a live handle not in use by another thread; `f` is NULL or valid for a
+/// write of a `struct fdt_fd`.
+#[inline(always)]
+unsafe fn lookup_into(
+    files: *mut fdt_files,
+    f: *mut fdt_fd,
+    lookup: impl FnOnce(&CTask) -> Result<fdt_fd, Errno>,
+) -> c_int {
     if f.is_null() {
         return Errno::EINVAL.neg();
     }
     // SAFETY: the caller's contract.
     let (r, v) = match unsafe { handle(files) } {
         None => (Errno::EINVAL.neg(), fdt_fd::EMPTY),
-        Some(task) => guard((PANICKED.neg(), fdt_fd::EMPTY), || {
-            match light_lookup(task, fd) {
-                Ok(v) => (0, v),
-                Err(e) => (e.neg(), fdt_fd::EMPTY),
-            }
+        Some(task) => guard((PANICKED.neg(), fdt_fd::EMPTY), || match lookup(task) {
+            Ok(v) => (0, v),
+            Err(e) => (e.neg(), fdt_fd::EMPTY),
         }),
     };
     // SAFETY: `f` is non-NULL and valid for a write (the caller's contract).
@@ -513,37 +529,28 @@ pub extern "C" fn fdt_fd_file(fd: fdt_fd) -> *mut fdt_file {
 /// write of a `struct fdt_fd`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_fdget_rcu(files: *mut fdt_files, fd: c_int, f: *mut fdt_fd) -> c_int {
-    if f.is_null() {
-        return Errno::EINVAL.neg();
+    // SAFETY: the caller's contract, forwarded.
+    unsafe { lookup_into(files, f, |task| rcu_lookup(task, fd)) }
+}
+
+/// The RCU lookup itself: the kernel's `O_PATH` refusal, then the borrow split into the
+/// C result.
+#[inline(always)]
+fn rcu_lookup(task: &CTask, fd: c_int) -> Result<fdt_fd, Errno> {
+    let l = task.files().fdget_rcu(fd as u32).ok_or(Errno::EBADF)?;
+    if l.f_mode() & FMODE_PATH != 0 {
+        return Err(Errno::EBADF);
     }
-    // SAFETY: the caller's contract.
-    let (r, v) = match unsafe { handle(files) } {
-        None => (Errno::EINVAL.neg(), fdt_fd::EMPTY),
-        Some(task) => guard((PANICKED.neg(), fdt_fd::EMPTY), || {
-            let Some(l) = task.files().fdget_rcu(fd as u32) else {
-                return (Errno::EBADF.neg(), fdt_fd::EMPTY);
-            };
-            if l.f_mode() & FMODE_PATH != 0 {
-                return (Errno::EBADF.neg(), fdt_fd::EMPTY);
-            }
-            let (file, end) = l.into_raw();
-            let flags = match end {
-                RcuFdEnd::Light => 0,
-                RcuFdEnd::Counted => FDT_FDPUT_FPUT,
-                RcuFdEnd::Section => FDT_FDPUT_RCU,
-            };
-            (
-                0,
-                fdt_fd {
-                    file: file.cast_mut().cast(),
-                    flags,
-                },
-            )
-        }),
+    let (file, end) = l.into_raw();
+    let flags = match end {
+        RcuFdEnd::Light => 0,
+        RcuFdEnd::Counted => FDT_FDPUT_FPUT,
+        RcuFdEnd::Section => FDT_FDPUT_RCU,
     };
-    // SAFETY: `f` is non-NULL and valid for a write (the caller's contract).
-    unsafe { f.write(v) };
-    r
+    Ok(fdt_fd {
+        file: file.cast_mut().cast(),
+        flags,
+    })
 }
 
 /// A reference to the file of a lookup's result (`fdt_fdget2`, `fdt_fdget_rcu`,

@@ -79,6 +79,16 @@ unsafe fn lent(h: *mut fdt_files, fd: c_int) -> fdt_fd {
     panic!("the file was never lent");
 }
 
+/// `fdt_close(fd)` on the second handle of `s`, on a thread of its own: the handle is that
+/// thread's until it is joined.
+fn close_elsewhere(s: &Shared, fd: c_int) -> std::thread::JoinHandle<c_int> {
+    let other = s.1 as usize;
+    std::thread::spawn(move || {
+        // SAFETY: the second handle, used by this thread alone until it is joined.
+        unsafe { fdt_close(other as *mut fdt_files, fd) }
+    })
+}
+
 trait Empty {
     fn default_empty() -> Self;
 }
@@ -187,11 +197,7 @@ fn a_close_on_another_thread_waits_for_fdput() {
         let fd = install(s.0, &p);
         (fd, lent(s.0, fd))
     };
-    let other = s.1 as usize;
-    let closer = std::thread::spawn(move || {
-        // SAFETY: the second handle, used by this thread alone until it is joined.
-        unsafe { fdt_close(other as *mut fdt_files, fd) }
-    });
+    let closer = close_elsewhere(&s, fd);
     // SAFETY: the first handle, used by this thread alone; `l` is put once.
     unsafe {
         // The close has removed the descriptor and is waiting in the release for the
@@ -269,11 +275,7 @@ fn an_fdput_on_another_thread_ends_nothing() {
     .join()
     .unwrap();
     // The section is still this thread's and open: a close elsewhere waits for it.
-    let other = s.1 as usize;
-    let closer = std::thread::spawn(move || {
-        // SAFETY: the second handle, used by this thread alone until it is joined.
-        unsafe { fdt_close(other as *mut fdt_files, fd) }
-    });
+    let closer = close_elsewhere(&s, fd);
     std::thread::sleep(Duration::from_millis(50));
     assert!(!closer.is_finished(), "the stray fdput ended the section");
     assert_eq!(p.releases(), 0);
