@@ -45,6 +45,19 @@ __attribute__((noinline)) uintptr_t measured_c_fdget(struct fdt_files *t, int fd
     return acc;
 }
 
+/* The same with fdt_fdget2, the call new code uses (the result through a pointer, -errno). */
+__attribute__((noinline)) uintptr_t measured_c_fdget2(struct fdt_files *t, int fd, uint64_t iters)
+{
+    uintptr_t acc = 0;
+    for (uint64_t i = 0; i < iters; i++) {
+        struct fdt_fd f;
+        if (fdt_fdget2(t, fd, &f) == 0)
+            acc += (uintptr_t)fdt_fd_file(f);
+        fdt_fdput(f);
+    }
+    return acc;
+}
+
 __attribute__((noinline)) uintptr_t measured_c_fdget_rcu(struct fdt_files *t, int fd, uint64_t iters)
 {
     uintptr_t acc = 0;
@@ -125,9 +138,15 @@ int main(int argc, char **argv)
         fdt_files_put(t);
         return 0;
     }
+    if (only && strcmp(only, "unshared2") == 0) {
+        printf("%lu\n", (unsigned long)measured_c_fdget2(t, fd, iters));
+        fdt_files_put(t);
+        return 0;
+    }
     struct fdt_files *sib = NULL;
     if (!only) {
         printf(NAME "-fdget-unshared %.3f\n", median_ns(measured_c_fdget, t, fd, iters, samples));
+        printf(NAME "-fdget2-unshared %.3f\n", median_ns(measured_c_fdget2, t, fd, iters, samples));
         sib = fdt_files_share(t);
         printf(NAME "-fdget-shared %.3f\n", median_ns(measured_c_fdget, t, fd, iters, samples));
         if (!make_lendable(t, fd))

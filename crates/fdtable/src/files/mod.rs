@@ -286,6 +286,30 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         f(&mut self.lock())
     }
 
+    /// Whether this handle's lookups are light now: it has seen itself its table's only user,
+    /// so [`fdget`](Files::fdget) and [`fdget_rcu`](Files::fdget_rcu) take no lock, no
+    /// reference and no read-side section (the kernel's `files->count == 1` test in
+    /// `__fget_light`). `false` does not mean shared: a handle whose sharers have gone
+    /// becomes light at its next lookup. For an entry point that wants the light lookup on a
+    /// path of its own, with everything else out of line:
+    ///
+    /// ```
+    /// # use fdtable::{Files, FileRef, FileLike};
+    /// # struct F; impl FileLike for F {}
+    /// let mut files: Files<F> = Files::new();
+    /// let fd = files.install(FileRef::new(F), 0, 1024).unwrap();
+    /// assert!(files.is_light());
+    /// let other = files.share();
+    /// assert!(!files.is_light());
+    /// drop(other);
+    /// assert!(files.fdget(fd).is_some());
+    /// assert!(files.is_light());
+    /// ```
+    #[inline(always)]
+    pub fn is_light(&self) -> bool {
+        !self.light.get().is_null()
+    }
+
     /// Whether another handle shares this table (`files->count > 1`).
     pub fn is_shared(&self) -> bool {
         // ORDERING: Acquire; pairs with the Release decrement in `Drop for Files`, as in
