@@ -114,21 +114,37 @@ fn rules(ctx: &Context) -> Vec<Rule> {
             });
         }
     }
-    // fcntl: the commands that change or report the table.
-    out.push(Rule {
-        nr: nr("fcntl"),
-        tests: cat::fcntl::COMMANDS
+    // fcntl: the commands that change or report the table; F_SETOWN aimed at the supervisor
+    // (its process group too: it is a group leader); F_SETOWN_EX (the owner in memory).
+    let setown = cat::consts::F_SETOWN;
+    let mut t: Vec<(Test, u32)> = sup
+        .iter()
+        .flat_map(|&p| [p, (p as i32).wrapping_neg() as u32])
+        .map(|who| (Test::Eq2(1, setown, 2, who), deny))
+        .collect();
+    t.push((Test::Eq(1, cat::consts::F_SETOWN_EX), RET_NOTIFY));
+    t.extend(
+        cat::fcntl::COMMANDS
             .iter()
             .filter(|c| cat::fcntl::touches_table(c.cmd))
-            .map(|c| (Test::Eq(1, c.cmd), RET_NOTIFY))
-            .collect(),
+            .map(|c| (Test::Eq(1, c.cmd), RET_NOTIFY)),
+    );
+    out.push(Rule {
+        nr: nr("fcntl"),
+        tests: t,
         default: RET_ALLOW,
     });
-    // ioctl: the known commands, the use-only types, everything else notified.
-    let mut t: Vec<(Test, u32)> = cat::ioctl::COMMANDS
+    // ioctl: the owner-setting commands, the known commands, the use-only types, everything
+    // else notified.
+    let mut t: Vec<(Test, u32)> = cat::ioctl::SETS_OWNER
         .iter()
-        .map(|c| (Test::Eq(1, c.cmd), RET_NOTIFY))
+        .map(|&c| (Test::Eq(1, c), RET_NOTIFY))
         .collect();
+    t.extend(
+        cat::ioctl::COMMANDS
+            .iter()
+            .map(|c| (Test::Eq(1, c.cmd), RET_NOTIFY)),
+    );
     t.extend(
         cat::ioctl::USE_ONLY
             .iter()
@@ -229,11 +245,15 @@ fn rules(ctx: &Context) -> Vec<Rule> {
             default: RET_ALLOW,
         });
     }
-    // setpriority(which, who) and ioprio_set(which, who): the supervisor, or its group.
-    for name in ["setpriority", "ioprio_set"] {
+    // setpriority(which, who) and ioprio_set(which, who): the supervisor, or its group;
+    // every process of a user (PRIO_USER, IOPRIO_WHO_USER) is notified (it may be the
+    // supervisor's user).
+    for (name, user) in [("setpriority", 2), ("ioprio_set", 3)] {
+        let mut t = aimed(1);
+        t.push((Test::Eq(0, user), RET_NOTIFY));
         out.push(Rule {
             nr: nr(name),
-            tests: aimed(1),
+            tests: t,
             default: RET_ALLOW,
         });
     }

@@ -105,7 +105,27 @@ pub fn read_timed(
     timed((pid.as_raw(), addr, len, false), timeout)
 }
 
+/// [`read_timed`] that tells the two failures apart: `Err(true)` if the deadline passed
+/// (the memory may be readable later), `Err(false)` if the memory cannot be read (`EFAULT`).
+pub fn read_timed_or(
+    pid: Pid,
+    addr: u64,
+    len: usize,
+    timeout: std::time::Duration,
+) -> Result<Vec<u8>, bool> {
+    match timed_answer((pid.as_raw(), addr, len, false), timeout) {
+        Some(Some(v)) => Ok(v),
+        Some(None) => Err(false),
+        None => Err(true),
+    }
+}
+
 fn timed(req: Request, timeout: std::time::Duration) -> Option<Vec<u8>> {
+    timed_answer(req, timeout).flatten()
+}
+
+/// The reader's answer to `req`, or `None` if it did not come within `timeout`.
+fn timed_answer(req: Request, timeout: std::time::Duration) -> Option<Option<Vec<u8>>> {
     let mut g = READER.lock().unwrap_or_else(|e| e.into_inner());
     if g.is_none() {
         *g = reader();
@@ -113,7 +133,7 @@ fn timed(req: Request, timeout: std::time::Duration) -> Option<Vec<u8>> {
     let r = g.as_ref()?;
     r.tx.send(req).ok()?;
     match r.rx.recv_timeout(timeout) {
-        Ok(a) => a,
+        Ok(a) => Some(a),
         Err(_) => {
             *g = None;
             None

@@ -62,6 +62,15 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
     field(&text, "Tgid:")?.parse().ok()
 }
 
+/// The real and effective user ids of task `tid`.
+pub fn uids(tid: i32) -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let mut ids = field(&text, "Uid:")?
+        .split_whitespace()
+        .map(|v| v.parse().ok());
+    Some((ids.next()??, ids.next()??))
+}
+
 /// The call task `tid` is blocked in (the first field of `/proc/<tid>/syscall`): `Some(nr)`,
 /// `Some(-1)` when it is blocked outside a call, `None` when it is running or gone.
 pub fn current_syscall(tid: i32) -> Option<i64> {

@@ -581,6 +581,91 @@ pub fn pidfd_getfd(pidfd: &OwnedFd, fd: u32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(r as RawFd) })
 }
 
+/// The process a `/proc/<pid>` directory names, as `pidfd_send_signal` takes it: `None`
+/// unless `dir` is a thread-group directory of a procfs (one with a `task` entry: the
+/// kernel's `tgid_pidfd_to_pid` takes no other), else the first field of its `stat`. Both
+/// entries are opened beneath `dir` without crossing a mount or following a link, and
+/// `stat` without blocking: a directory the program made (a FIFO called `stat`, a link) is
+/// never opened, and nothing it mounts over one is read.
+pub fn proc_dir_pid(dir: &OwnedFd) -> Option<i32> {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+    // SAFETY: `fs` is a valid out-pointer of its type.
+    let mut fs: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as said.
+    if unsafe { libc::fstatfs(dir.as_raw_fd(), &mut fs) } != 0
+        || fs.f_type != libc::PROC_SUPER_MAGIC
+    {
+        return None;
+    }
+    openat_beneath(dir, c"task", libc::O_PATH | libc::O_DIRECTORY)?;
+    let stat = openat_beneath(dir, c"stat", libc::O_RDONLY | libc::O_NONBLOCK)?;
+    let mut text = String::new();
+    std::fs::File::from(stat)
+        .take(512)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+/// `openat2(dir, name, flags | O_CLOEXEC)` beneath `dir`, crossing no mount and following no
+/// link.
+fn openat_beneath(dir: &OwnedFd, name: &std::ffi::CStr, flags: i32) -> Option<OwnedFd> {
+    use std::os::fd::AsRawFd;
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    const RESOLVE_NO_XDEV: u64 = 0x01;
+    const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    const RESOLVE_BENEATH: u64 = 0x08;
+    let how = OpenHow {
+        flags: (flags | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH,
+    };
+    // SAFETY: `name` is a C string and `how` a valid `open_how` of the size given.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    let fd = check(r).ok()?;
+    // SAFETY: a new descriptor, ours alone.
+    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// The real and effective user ids of this process.
+pub fn uids() -> (u32, u32) {
+    // SAFETY: no arguments; these calls cannot fail.
+    unsafe { (libc::getuid(), libc::geteuid()) }
+}
+
+/// An owner-setting call on `fd` with its argument in memory: `fcntl(fd, F_SETOWN_EX,
+/// &arg)` (`fcntl`) or `ioctl(fd, cmd, &arg)` (`FIOSETOWN`, `SIOCSPGRP`), with `arg`'s bytes
+/// (8 for a `struct f_owner_ex`, 4 for a pid). The result, or the errno.
+pub fn owner_call(fd: &OwnedFd, fcntl: bool, cmd: u32, arg: [u8; 8]) -> Result<i64, i32> {
+    use std::os::fd::AsRawFd;
+    let mut buf = arg;
+    let p = buf.as_mut_ptr();
+    // SAFETY: `buf` is 8 writable bytes, as large as either argument, and outlives the call.
+    let r = unsafe {
+        if fcntl {
+            libc::fcntl(fd.as_raw_fd(), cmd as i32, p)
+        } else {
+            libc::ioctl(fd.as_raw_fd(), cmd as libc::Ioctl, p)
+        }
+    };
+    check(r as libc::c_long).map_err(|e| e.raw_os_error().unwrap_or(libc::EIO))
+}
+
 /// The socket family of `fd` (`SO_DOMAIN`), or `None` if it is no socket.
 pub fn socket_domain(fd: &OwnedFd) -> Option<i32> {
     use std::os::fd::AsRawFd;

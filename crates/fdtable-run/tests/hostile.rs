@@ -131,8 +131,27 @@ fn the_supervisor_is_out_of_reach() {
          its descriptors opened through /proc: 0\n\
          its memory: Permission denied\n\
          pidfd_send_signal on /proc/PID: Operation not permitted\n\
+         pidfd_send_signal on a number another thread just dup2'd: Operation not permitted\n\
+         F_SETOWN: Operation not permitted\n\
+         F_SETOWN group: Operation not permitted\n\
+         F_SETOWN_EX: Operation not permitted\n\
+         FIOSETOWN: Operation not permitted\n\
+         SIOCSPGRP: Operation not permitted\n\
+         setpriority(PRIO_USER): Operation not permitted\n\
          supervisors found: 1; kill(-1, 0): ok\n",
         "{}",
         r.stderr
+    );
+}
+
+#[test]
+fn look_alikes_and_bits_the_kernel_sets_itself() {
+    let Some(p) = probe() else { return };
+    let r = same("hostile-lookalike", &[&p, "lookalike"], &[], |_| {});
+    assert!(
+        r.stdout
+            .contains("pidfd_send_signal on a directory with a FIFO stat: Bad file descriptor"),
+        "{}",
+        r.stdout
     );
 }

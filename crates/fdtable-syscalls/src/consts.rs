@@ -15,6 +15,11 @@ pub const MSG_CMSG_CLOEXEC: u64 = 0x4000_0000;
 /// `FD_CLOEXEC`.
 pub const FD_CLOEXEC: u64 = 1;
 
+/// `F_SETOWN`: the owner of a file's `SIGIO`/`SIGURG`, a pid (a process group if negative).
+pub const F_SETOWN: u32 = 8;
+/// `F_SETOWN_EX`: the owner, in a `struct f_owner_ex` in memory.
+pub const F_SETOWN_EX: u32 = 15;
+
 /// `AT_FDCWD`.
 pub const AT_FDCWD: i32 = -100;
 

@@ -109,6 +109,10 @@ pub const USE_ONLY_TYPES: &[(u8, &str)] = &[
     (0x8b, "wireless extensions"),
 ];
 
+/// Commands of a use-only type that set a file's `SIGIO`/`SIGURG` owner from a pid in
+/// memory (`FIOSETOWN`, `SIOCSPGRP`): they create nothing, but name a process.
+pub const SETS_OWNER: &[u32] = &[0x8901, 0x8902];
+
 /// Single commands of other types that never create or close a descriptor and are hot.
 pub const USE_ONLY: &[(u32, &str)] = &[(0xae80, "KVM_RUN")];
 

@@ -135,7 +135,10 @@ pub fn recv(st: &mut State, tid: i32, sc: &Syscall, flags_arg: u8, args: &[u64; 
     if !unix {
         return Reply::Continue;
     }
-    let cloexec = Some(args[flags_arg as usize] & MSG_CMSG_CLOEXEC != 0);
+    // `MSG_CMSG_CLOEXEC` sets the bit on every descriptor received; without it, `SCM_RIGHTS`
+    // descriptors come without it and an `SCM_PIDFD` one with it (a pidfd always is): only
+    // the kernel's `fdinfo` tells which is which.
+    let cloexec = (args[flags_arg as usize] & MSG_CMSG_CLOEXEC != 0).then_some(true);
     unbounded(st, tid, cloexec, sc.name, args)
 }
 

@@ -9,7 +9,7 @@
 //! - [`close`]: `close`, `close_range`;
 //! - [`cloexec`]: `F_GETFD`, `F_SETFD`, `FIOCLEX`, `FIONCLEX`;
 //! - [`process`]: `unshare`, `RLIMIT_NOFILE`, `kill(-1)`, `pidfd_send_signal`,
-//!   `PR_SET_DUMPABLE`, `UFFDIO_API`.
+//!   `F_SETOWN_EX`, `FIOSETOWN`, `SIOCSPGRP`, `PR_SET_DUMPABLE`, `UFFDIO_API`.
 
 pub mod cloexec;
 pub mod close;
@@ -43,6 +43,12 @@ pub fn decide(st: &mut State, tid: i32, nr: u64, args: &[u64; 6]) -> Reply {
         Effect::Dup => dup::dup(st, tid, args[0] as u32, None, false),
         Effect::Dup2 => dup::dup3(st, tid, args, false),
         Effect::Dup3 => dup::dup3(st, tid, args, true),
+        Effect::Fcntl if args[1] as u32 == cat::consts::F_SETOWN_EX => {
+            process::set_owner(st, tid, args, true)
+        }
+        Effect::Ioctl if cat::ioctl::SETS_OWNER.contains(&(args[1] as u32)) => {
+            process::set_owner(st, tid, args, false)
+        }
         Effect::Fcntl => {
             let fd = args[0] as u32;
             match fcntl::by_value(args[1] as u32).map(|c| c.effect) {
@@ -87,6 +93,7 @@ pub fn decide(st: &mut State, tid: i32, nr: u64, args: &[u64; 6]) -> Reply {
             "kill" => process::kill_all(st, tid, args),
             "pidfd_send_signal" => process::pidfd_send_signal(st, tid, args),
             "prctl" => process::prctl_dumpable(st, tid, args),
+            "setpriority" | "ioprio_set" => process::user_priority(st, tid, sc.name, args),
             _ => Reply::Continue,
         },
         _ => Reply::Continue,

@@ -1,7 +1,7 @@
 //! Calls about processes rather than single descriptors: table sharing (`unshare`),
 //! `RLIMIT_NOFILE`, the signals and checks that keep the supervisor out of the program's
-//! reach (`kill(-1)`, `pidfd_send_signal`), `PR_SET_DUMPABLE` kept for the program, and
-//! `UFFDIO_API`.
+//! reach (`kill(-1)`, `pidfd_send_signal`, the owners of `SIGIO` named in memory),
+//! `PR_SET_DUMPABLE` kept for the program, and `UFFDIO_API`.
 
 use crate::sup::settle::{Known, Settle};
 use crate::sup::{Reply, State};
@@ -64,12 +64,20 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
 }
 
 /// `pidfd_send_signal(fd, ...)`: a pidfd cannot name the supervisor (`pidfd_open` of it is
-/// refused), but a `/proc/<pid>` directory can; the target is checked, and the number may
-/// not change until the call is over.
+/// refused), but a `/proc/<pid>` directory can, and so can a pidfd another process passed.
+/// The kernel's file at `fd` is checked, and the number may not change until the call is
+/// over. A number another thread's call in flight may be changing (a `dup2` onto it, a
+/// creation that may land there) is checked once that call has left the kernel: until
+/// then the file the kernel will look up is not known; a call that stays there (50 ms) gets
+/// `EBUSY`, with a note.
 pub fn pidfd_send_signal(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     let fd = args[0] as u32;
-    if st.resolve(tid, fd) != Known::Installed {
-        return Reply::Continue;
+    if st.resolve(tid, fd) != Known::Installed && !others_left(st, tid, fd) {
+        st.stats.refused += 1;
+        st.note(format!(
+            "pidfd_send_signal on descriptor {fd}, which another thread's call in flight may be changing: refused (EBUSY)"
+        ));
+        return Reply::Errno(libc::EBUSY);
     }
     let target = match procfs::fdinfo(tid, fd) {
         Some(text) if procfs::field(&text, "Pid:").is_some() => {
@@ -85,20 +93,148 @@ pub fn pidfd_send_signal(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     Reply::Continue
 }
 
-/// The process a `/proc/<pid>` directory descriptor names (its `stat`'s first field).
+/// Whether every other task on `tid`'s table whose call in flight may change number `n`
+/// (its own numbers include `n`, or it installs at the lowest free numbers) has left that
+/// call, waiting up to 50 ms. Calls decided later cannot start meanwhile: the caller holds
+/// the state.
+fn others_left(st: &State, tid: i32, n: u32) -> bool {
+    let Some(key) = st.key(tid) else {
+        return true;
+    };
+    let busy: Vec<(i32, i64)> = st
+        .tasks
+        .values()
+        .filter(|t| t.tid != tid && crate::sup::key_of(&t.files) == key)
+        .filter(|t| {
+            t.inflight.as_ref().is_some_and(|f| {
+                f.touched.contains(&n) || matches!(f.settle, Settle::Unbounded { .. })
+            }) || st
+                .tables
+                .get(&key)
+                .and_then(|tab| tab.uncertain.get(&n))
+                .is_some_and(|e| e.pending.contains(&t.tid))
+        })
+        .map(|t| (t.tid, t.call))
+        .collect();
+    let start = std::time::Instant::now();
+    for (t, nr) in busy {
+        loop {
+            match procfs::current_syscall(t) {
+                Some(x) if x == nr => {}
+                // In another call, not in one ("running" reads as `None`), or gone.
+                Some(_) => break,
+                None if procfs::tgid_of(t).is_none() => break,
+                None => {}
+            }
+            if start.elapsed() > std::time::Duration::from_millis(50) {
+                return false;
+            }
+            sys::yield_now();
+        }
+    }
+    true
+}
+
+/// `fcntl(fd, F_SETOWN_EX, &owner)`, `ioctl(fd, FIOSETOWN, &pid)` and
+/// `ioctl(fd, SIOCSPGRP, &pid)`: the process, thread or group that `SIGIO` and `SIGURG` of
+/// the file go to (`F_SETSIG` picks the signal: `SIGSTOP` or `SIGKILL` too), named in
+/// memory. (`F_SETOWN`, whose owner is in a register, is refused by the filter when it names
+/// the supervisor.) The supervisor reads the owner once and refuses one that names its own
+/// processes or threads (`EPERM`, as `kill` of them); otherwise it makes the call itself,
+/// with what it read, on a copy of the program's descriptor (the same open file, whose owner
+/// this is), so another thread rewriting the memory after the check changes nothing. The
+/// kernel records the caller's user ids with the owner (they decide whom the signal may
+/// reach): a caller whose real or effective user id is not the supervisor's is refused with
+/// a note, as is one whose memory cannot be read in time.
+pub fn set_owner(st: &mut State, tid: i32, args: &[u64; 6], fcntl: bool) -> Reply {
+    let (fd, cmd, addr) = (args[0] as u32, args[1] as u32, args[2]);
+    let name = match (fcntl, cmd) {
+        (true, _) => "fcntl(F_SETOWN_EX)",
+        (false, 0x8901) => "ioctl(FIOSETOWN)",
+        _ => "ioctl(SIOCSPGRP)",
+    };
+    let len = if fcntl { 8 } else { 4 };
+    let pid = nix::unistd::Pid::from_raw(tid);
+    let bytes = match crate::mem::read_timed_or(
+        pid,
+        addr,
+        len,
+        std::time::Duration::from_millis(20),
+    ) {
+        Ok(b) => b,
+        Err(false) => return Reply::Errno(libc::EFAULT),
+        Err(true) => {
+            st.stats.refused += 1;
+            st.note(format!(
+                "{name}: its argument was not readable in time (a page the program serves itself?): refused (EFAULT)"
+            ));
+            return Reply::Errno(libc::EFAULT);
+        }
+    };
+    let mut arg = [0u8; 8];
+    arg[..len].copy_from_slice(&bytes);
+    let word = |i: usize| i32::from_ne_bytes([arg[i], arg[i + 1], arg[i + 2], arg[i + 3]]);
+    // `struct f_owner_ex { int type; pid_t pid; }`, or a pid (a group if negative).
+    let who = if fcntl { word(4) } else { word(0) };
+    if who != 0 && st.outside.contains(&(who.unsigned_abs() as i32)) {
+        st.stats.refused += 1;
+        return Reply::Errno(libc::EPERM);
+    }
+    if procfs::uids(tid) != Some(sys::uids()) {
+        st.stats.refused += 1;
+        st.note(format!(
+            "{name} by a process whose user ids are not the supervisor's: refused (EPERM)"
+        ));
+        return Reply::Errno(libc::EPERM);
+    }
+    let copy = st
+        .tasks
+        .get(&tid)
+        .and_then(|t| sys::pidfd_open(t.tgid).ok())
+        .map(|p| sys::pidfd_getfd(&p, fd));
+    match copy {
+        Some(Ok(copy)) => match sys::owner_call(&copy, fcntl, cmd, arg) {
+            Ok(v) => Reply::Value(v),
+            Err(e) => Reply::Errno(e),
+        },
+        Some(Err(e)) if e.raw_os_error() == Some(libc::EBADF) => Reply::Errno(libc::EBADF),
+        _ => {
+            st.stats.refused += 1;
+            st.note(format!(
+                "{name}: the supervisor cannot reach the descriptor: refused (EPERM)"
+            ));
+            Reply::Errno(libc::EPERM)
+        }
+    }
+}
+
+/// `setpriority(PRIO_USER, uid, ...)` and `ioprio_set(IOPRIO_WHO_USER, uid, ...)` (the
+/// filter notifies no other form): every process of a user, the supervisor's too if it is
+/// the supervisor's user (`uid` 0 is the caller's). Those are refused with a note; other
+/// users' run.
+pub fn user_priority(st: &mut State, tid: i32, name: &str, args: &[u64; 6]) -> Reply {
+    let who = args[1] as u32;
+    let uid = if who == 0 {
+        procfs::uids(tid).map(|(real, _)| real)
+    } else {
+        Some(who)
+    };
+    if uid.is_some_and(|u| u != sys::uids().0) {
+        return Reply::Continue;
+    }
+    st.stats.refused += 1;
+    st.note(format!(
+        "refused {name} of every process of the supervisor's user: it would reach the supervisor (EPERM)"
+    ));
+    Reply::Errno(libc::EPERM)
+}
+
+/// The process a `/proc/<pid>` directory descriptor names (`sys::proc_dir_pid`).
 fn proc_dir_pid(st: &State, tid: i32, fd: u32) -> Option<i32> {
-    use std::io::Read;
-    use std::os::fd::AsRawFd;
     let tgid = st.tasks.get(&tid)?.tgid;
     let pidfd = sys::pidfd_open(tgid).ok()?;
     let dir = sys::pidfd_getfd(&pidfd, fd).ok()?;
-    let path = format!("/proc/self/fd/{}/stat", dir.as_raw_fd());
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .ok()?
-        .read_to_string(&mut text)
-        .ok()?;
-    text.split_whitespace().next()?.parse().ok()
+    sys::proc_dir_pid(&dir)
 }
 
 /// Waits (briefly) until no other task's checked call uses number `n` of `tid`'s table.

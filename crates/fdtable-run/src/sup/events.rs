@@ -206,6 +206,7 @@ impl State {
                 tgid,
                 files,
                 inflight: None,
+                call: -1,
                 touched: Vec::new(),
                 started: false,
                 raw: false,

@@ -129,6 +129,8 @@ pub struct Task {
     pub files: Fdt,
     /// The `CONTINUE`d call whose effect is not settled yet.
     pub inflight: Option<settle::InFlight>,
+    /// The number of its last notified call (-1 before the first).
+    pub call: i64,
     /// Numbers the last decided call changed (checked at the task's next stop).
     pub touched: Vec<u32>,
     /// Its first stop has been seen.
@@ -228,6 +230,7 @@ impl State {
                 tgid: root,
                 files,
                 inflight: None,
+                call: -1,
                 touched: Vec::new(),
                 started: true,
                 raw: true,
@@ -473,6 +476,9 @@ impl State {
         self.fresh(tid);
         if self.cfg.check_tables {
             self.check_task(tid, false);
+        }
+        if let Some(t) = self.tasks.get_mut(&tid) {
+            t.call = nr as i64;
         }
         let r = crate::calls::decide(self, tid, nr, &args);
         self.drain = self

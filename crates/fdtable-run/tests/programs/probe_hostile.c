@@ -16,7 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -231,6 +233,13 @@ static int named_fdtable_run(int pid) {
     return strncmp(comm, "fdtable-run", 11) == 0;
 }
 
+static void *dup2_and_pause(void *a) {
+    int *p = a;
+    dup2(p[0], p[1]);
+    for (;;) pause();
+    return NULL;
+}
+
 static void supervisor(void) {
     DIR *d = opendir("/proc");
     struct dirent *e;
@@ -266,7 +275,36 @@ static void supervisor(void) {
         snprintf(p, sizeof p, "/proc/%d", pid);
         int dir = open(p, O_RDONLY | O_DIRECTORY);
         printf("pidfd_send_signal on /proc/PID: %s\n", err(syscall(SYS_pidfd_send_signal, dir, SIGSTOP, NULL, 0)));
+        /* The same directory at a number another thread has just dup2'd it to, and is not
+         * back from: the supervisor cannot have settled it yet. */
+        pthread_t t;
+        int pin[2] = {dir, 100};
+        pthread_create(&t, NULL, dup2_and_pause, pin);
+        usleep(100000);
+        printf("pidfd_send_signal on a number another thread just dup2'd: %s\n",
+               err(syscall(SYS_pidfd_send_signal, 100, SIGSTOP, NULL, 0)));
         close(dir);
+        /* The signal a file's I/O raises, owned by the supervisor: F_SETSIG makes it SIGSTOP. */
+        int pp[2];
+        pipe(pp);
+        fcntl(pp[0], F_SETSIG, SIGSTOP);
+        printf("F_SETOWN: %s\n", err(fcntl(pp[0], F_SETOWN, pid)));
+        printf("F_SETOWN group: %s\n", err(fcntl(pp[0], F_SETOWN, -pid)));
+        struct f_owner_ex o = {F_OWNER_TID, pid};
+        printf("F_SETOWN_EX: %s\n", err(fcntl(pp[0], F_SETOWN_EX, &o)));
+        int sp[2];
+        socketpair(AF_UNIX, SOCK_STREAM, 0, sp);
+        printf("FIOSETOWN: %s\n", err(ioctl(sp[0], FIOSETOWN, &pid)));
+        printf("SIOCSPGRP: %s\n", err(ioctl(sp[0], SIOCSPGRP, &pid)));
+        fcntl(pp[0], F_SETFL, O_ASYNC | O_NONBLOCK);
+        fcntl(sp[0], F_SETFL, O_ASYNC | O_NONBLOCK);
+        write(pp[1], "x", 1);
+        write(sp[1], "x", 1);
+        /* Every process of this user: the supervisor's too (to the nice it has, if this
+         * ever went through). */
+        errno = 0;
+        int nice = getpriority(PRIO_PROCESS, pid);
+        printf("setpriority(PRIO_USER): %s\n", err(setpriority(PRIO_USER, 0, errno ? 0 : nice)));
     }
     closedir(d);
     printf("supervisors found: %d; kill(-1, 0): %s\n", found, err(kill(-1, 0)));
@@ -292,6 +330,43 @@ static void hidden(void) {
     printf("clone(CLONE_UNTRACED): %s\n", err(c));
 }
 
+/* 7. Look-alikes and bits the kernel sets by itself: a directory with a FIFO called stat
+ * (pidfd_send_signal takes only procfs directories; reading this one would block), and the
+ * close-on-exec bit of an SCM_PIDFD descriptor (always set, MSG_CMSG_CLOEXEC or not). */
+static void lookalike(void) {
+    char d[] = "/tmp/fdtable-lookalike-XXXXXX";
+    if (!mkdtemp(d)) return;
+    char f[128];
+    snprintf(f, sizeof f, "%s/stat", d);
+    mkfifo(f, 0600);
+    int dir = open(d, O_RDONLY | O_DIRECTORY);
+    printf("pidfd_send_signal on a directory with a FIFO stat: %s\n",
+           err(syscall(SYS_pidfd_send_signal, dir, 0, NULL, 0)));
+    close(dir);
+    unlink(f);
+    rmdir(d);
+    int sp[2], one = 1;
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sp);
+    if (setsockopt(sp[1], SOL_SOCKET, 76 /* SO_PASSPIDFD */, &one, sizeof one) == 0) {
+        write(sp[0], "x", 1);
+        char c, ctl[64];
+        struct iovec v = {&c, 1};
+        struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof ctl};
+        long r = recvmsg(sp[1], &m, 0);
+        struct cmsghdr *h = r > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+        if (h && h->cmsg_type == 4 /* SCM_PIDFD */) {
+            int fd;
+            memcpy(&fd, CMSG_DATA(h), sizeof fd);
+            printf("SCM_PIDFD: close-on-exec %d\n", fcntl(fd, F_GETFD));
+            close(fd);
+        } else {
+            printf("SCM_PIDFD: none\n");
+        }
+    }
+    close(sp[0]);
+    close(sp[1]);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "";
@@ -301,6 +376,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(m, "memory")) memory();
     else if (!strcmp(m, "supervisor")) supervisor();
     else if (!strcmp(m, "hidden")) hidden();
+    else if (!strcmp(m, "lookalike")) lookalike();
     else return 2;
     return 0;
 }
