@@ -149,11 +149,16 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
     // (`ulimit -n 8`): the waiter and the supervisor (the supervisor's ids, the program's
     // pid, a failed setup step, the counters), the program and the supervisor (the
     // listener's number or a failed step, then "go"). Both close-on-exec.
+    // They need four descriptors: below a soft limit of 16 this process raises its own to the
+    // hard limit, and the program gets the caller's back before it executes.
+    let caller_nofile = sys::raise_soft_nofile(16);
     let pair = || {
         std::os::unix::net::UnixStream::pair().map(|(a, b)| (OwnedFd::from(a), OwnedFd::from(b)))
     };
     let (Ok((ws_w, ws_s)), Ok((cs_c, cs_s))) = (pair(), pair()) else {
-        say("cannot create the supervisor's channels");
+        say(
+            "cannot create the supervisor's channels: RLIMIT_NOFILE leaves no room for their four descriptors",
+        );
         return fail(125);
     };
     let cfg = Config {
@@ -211,6 +216,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
             k
         },
         nofile: args.nofile,
+        caller_nofile,
         filter: filter::program(&ctx),
         channel: cs_c.as_raw_fd(),
         supervisor: supervisor[0],
@@ -260,7 +266,8 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
                 if errno == libc::ENOENT { 127 } else { 126 }
             }
             s => {
-                say(format!("setting up the program failed ({s:?}): {e}"));
+                let what = s.map_or("setting up the program", Step::what);
+                say(format!("cannot start the program: {what}: {e}"));
                 125
             }
         };

@@ -158,6 +158,9 @@ pub struct ProgramPlan {
     pub keep: Vec<i32>,
     /// `RLIMIT_NOFILE` to set (soft and hard), if asked.
     pub nofile: Option<u64>,
+    /// The caller's `RLIMIT_NOFILE` (soft, hard), given back to the program first, if this
+    /// process raised its soft limit (to fit the supervisor's channels).
+    pub caller_nofile: Option<(u64, u64)>,
     /// The seccomp filter.
     pub filter: Vec<libc::sock_filter>,
     /// The program's end of its channel with the supervisor (close-on-exec): the listener's
@@ -229,6 +232,18 @@ pub enum Step {
 }
 
 impl Step {
+    /// What the step does, for a message.
+    pub fn what(self) -> &'static str {
+        match self {
+            Step::Rlimit => "setting RLIMIT_NOFILE",
+            Step::Descriptors => "closing what the program must not inherit",
+            Step::Capabilities => "dropping CAP_SYS_PTRACE",
+            Step::Seccomp => "installing the seccomp filter (its listener needs a descriptor)",
+            Step::Attach => "waiting for the supervisor",
+            Step::Exec => "executing the program",
+        }
+    }
+
     /// The step a number names.
     pub fn from_u32(v: u32) -> Option<Step> {
         Some(match v {
@@ -345,6 +360,15 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
         }
         if libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32) != 0 {
             fail(err, Step::Descriptors, errno());
+        }
+        if let Some((soft, hard)) = plan.caller_nofile {
+            let lim = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                fail(err, Step::Rlimit, errno());
+            }
         }
         if let Some(n) = plan.nofile {
             let lim = libc::rlimit {
@@ -693,6 +717,21 @@ pub fn nofile_of(pid: i32) -> Option<(u64, u64)> {
     // SAFETY: `old` is a valid out-pointer; no new limit is given.
     let r = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) };
     (r == 0).then_some((old.rlim_cur, old.rlim_max))
+}
+
+/// Raises the calling process's RLIMIT_NOFILE soft limit to its hard limit if it is below
+/// `below`: returns the limits it had (soft, hard) if it did.
+pub fn raise_soft_nofile(below: u64) -> Option<(u64, u64)> {
+    let (soft, hard) = nofile_of(0)?;
+    if soft >= below || soft >= hard {
+        return None;
+    }
+    let lim = libc::rlimit {
+        rlim_cur: hard,
+        rlim_max: hard,
+    };
+    // SAFETY: `lim` is a valid pointer to a limit.
+    (unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } == 0).then_some((soft, hard))
 }
 
 /// Raises the calling process's RLIMIT_NOFILE soft limit to its hard limit, and as far as

@@ -189,6 +189,25 @@ fn ignored_signals_and_the_signal_mask_are_inherited_as_natively() {
 }
 
 #[test]
+fn a_caller_soft_limit_too_small_for_the_supervisors_channels_is_the_programs() {
+    // `ulimit -Sn 6`: three standard streams leave three numbers, fewer than the
+    // supervisor's two channels take. The program still starts with the caller's limits.
+    let wrap = "ulimit -S -n 6 && exec \"$@\"";
+    let r = support::same_in(
+        "small-soft-limit",
+        Some(wrap),
+        &[
+            "sh",
+            "-c",
+            "ulimit -S -n; exec 3</dev/null 4</dev/null 5</dev/null; echo opened; exec 6</dev/null",
+        ],
+        &[],
+        |_| {},
+    );
+    assert!(r.stdout.starts_with("6\nopened\n"), "{}", r.stdout);
+}
+
+#[test]
 fn signals_sent_to_the_supervisor_reach_the_program() {
     let dir = scratch("forward");
     let mut c = std::process::Command::new(support::bin())

@@ -1,7 +1,8 @@
 //! Threads of one table racing: thousands of threads churning open, dup2, close and pipe on
 //! the same numbers; three groups of six hundred threads dup2'ing onto the same numbers;
 //! calls that block inside the kernel (a FIFO's open, accept, recvmsg) while other threads
-//! change the table; forks while threads churn. Each runs natively and under
+//! change the table; forks while threads churn; two `dup`s whose numbers the kernel hands out
+//! in the other order than they were reserved. Each runs natively and under
 //! `fdtable run --check-tables`: same output (the table back to its standard descriptors,
 //! then filled exactly to its limit), and no difference between the tables.
 
@@ -67,4 +68,13 @@ fn blocking_calls_never_wait_for_another_threads_answer() {
         r.stdout,
         "fifo ok\naccept ok\nscm_rights ok\nforks while churning: 0 bad\n"
     );
+}
+
+#[test]
+fn numbers_taken_in_another_order_than_reserved_keep_their_own_descriptions() {
+    let Some(p) = probe("probe_swap") else {
+        return;
+    };
+    let r = same_in("swap", None, &[&p, "2000"], &[], |_| {});
+    assert_eq!(r.stdout, "rounds 2000, closes failing 0\n", "{}", r.stderr);
 }

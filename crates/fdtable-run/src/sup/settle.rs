@@ -201,7 +201,13 @@ impl State {
         let Some(task) = self.tasks.get(&tid) else {
             return;
         };
-        let file = e.file.unwrap_or_else(|| FileRef::new(Desc::new(opath)));
+        // Contended numbers may have been taken in another order than reserved (two `dup`s
+        // racing): the expected description may be another number's, and with it what it
+        // cached (whether it is a Unix socket), so the number gets a description of its own.
+        let file = match e.file {
+            Some(f) if !contended => f,
+            _ => FileRef::new(Desc::new(opath)),
+        };
         if task.files.fd_install(n, file).is_ok() {
             let _ = task.files.set_close_on_exec(n, cloexec.unwrap_or(false));
             let _ = task.files.set_fd_payload(n, e.origin);
