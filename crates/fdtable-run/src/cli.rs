@@ -310,9 +310,18 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     let Ok(ntid) = tid_rx.recv() else {
         return 125;
     };
+    // Every thread of this process exists before its ids go to the filter.
+    let readers = crate::mem::start_readers();
     let mut ws = std::io::BufReader::new(std::fs::File::from(ws));
     // Each message in one write, so that the peer's read wakes once.
-    let _ = ws.get_mut().write_all(format!("{me} {ntid}\n").as_bytes());
+    let ids: Vec<String> = [me, ntid]
+        .iter()
+        .chain(&readers)
+        .map(|t| t.to_string())
+        .collect();
+    let _ = ws
+        .get_mut()
+        .write_all(format!("{}\n", ids.join(" ")).as_bytes());
     let mut line = String::new();
     let _ = ws.read_line(&mut line);
     let Ok(child) = line.trim().parse::<i32>() else {
@@ -322,7 +331,9 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     let untraced = cfg.untraced;
     let options = sup::events::options(exit_events, !cfg.floor);
     let mut cs = std::fs::File::from(cs);
-    let state = State::new(cfg, child, vec![me, ntid, waiter]);
+    let mut outside = vec![me, ntid, waiter];
+    outside.extend(&readers);
+    let state = State::new(cfg, child, outside);
     let state = std::sync::Arc::new(sup::Shared::new(state));
     let mut failed = None;
     let mut kept = None;

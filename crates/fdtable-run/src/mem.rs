@@ -1,7 +1,8 @@
 //! Reading the program's memory (`process_vm_readv`), for what is shown and never for what is
-//! decided about the table: the paths in `--track-fds` reports, and the random bytes that
+//! decided about the table: the paths in `--track-fds` reports, the random bytes that
 //! tell one image of a process from the next (`image_id`; what `PR_GET_DUMPABLE` answers
-//! after an exec).
+//! after an exec), and the owner a call names for a file's `SIGIO` (read once, checked, and
+//! used by the supervisor itself: `calls::process::set_owner`).
 //!
 //! A read that faults returns `None`.
 
@@ -53,39 +54,71 @@ pub fn read_cstr(pid: Pid, addr: u64, max: usize) -> Option<Vec<u8>> {
 type Request = (i32, u64, usize, bool);
 type Answer = Option<Vec<u8>>;
 
+/// How many reader threads the supervisor has.
+const READERS: usize = 4;
+
+/// A reader thread: it takes a request and the channel for its answer, and is idle between
+/// requests.
 struct Reader {
-    tx: std::sync::mpsc::Sender<Request>,
-    rx: std::sync::mpsc::Receiver<Answer>,
+    tx: std::sync::Mutex<std::sync::mpsc::Sender<(Request, std::sync::mpsc::Sender<Answer>)>>,
+    idle: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-static READER: std::sync::Mutex<Option<Reader>> = std::sync::Mutex::new(None);
+/// The readers and their thread ids.
+static POOL: std::sync::OnceLock<(Vec<Reader>, Vec<i32>)> = std::sync::OnceLock::new();
 
-fn reader() -> Option<Reader> {
-    let (tx, rq) = std::sync::mpsc::channel::<Request>();
-    let (ta, rx) = std::sync::mpsc::channel::<Answer>();
-    std::thread::Builder::new()
-        .name("memory".into())
-        .spawn(move || {
-            while let Ok((pid, addr, len, cstr)) = rq.recv() {
-                let pid = Pid::from_raw(pid);
-                let a = if cstr {
-                    read_cstr(pid, addr, len)
-                } else {
-                    read(pid, addr, len)
-                };
-                if ta.send(a).is_err() {
-                    return;
-                }
+/// Starts the reader threads (once) and returns their thread ids. The supervisor starts them
+/// before the program exists: every thread of the supervisor must be in the filter's list of
+/// its ids (signals, limits and scheduling aimed at them are refused), so none may start
+/// later. A reader held by a page the program serves itself stays held; once all are, timed
+/// reads answer at once that their deadline passed (so the supervisor neither waits nor
+/// gains threads).
+pub fn start_readers() -> Vec<i32> {
+    POOL.get_or_init(|| {
+        let (mut readers, mut tids) = (Vec::new(), Vec::new());
+        for _ in 0..READERS {
+            let (tx, rq) = std::sync::mpsc::channel::<(Request, std::sync::mpsc::Sender<Answer>)>();
+            let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+            let idle = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+            let mine = idle.clone();
+            let spawned = std::thread::Builder::new()
+                .name("memory".into())
+                .spawn(move || {
+                    let _ = tid_tx.send(crate::sys::gettid());
+                    while let Ok(((pid, addr, len, cstr), answer)) = rq.recv() {
+                        let pid = Pid::from_raw(pid);
+                        let a = if cstr {
+                            read_cstr(pid, addr, len)
+                        } else {
+                            read(pid, addr, len)
+                        };
+                        // ORDERING: Release, pairs with the Acquire exchange in
+                        // `timed_answer`: the next request is sent after this one is over.
+                        mine.store(true, std::sync::atomic::Ordering::Release);
+                        let _ = answer.send(a);
+                    }
+                });
+            if spawned.is_err() {
+                break;
             }
-        })
-        .ok()?;
-    Some(Reader { tx, rx })
+            if let Ok(t) = tid_rx.recv() {
+                tids.push(t);
+            }
+            readers.push(Reader {
+                tx: std::sync::Mutex::new(tx),
+                idle,
+            });
+        }
+        (readers, tids)
+    })
+    .1
+    .clone()
 }
 
 /// [`read_cstr`] with a deadline: a page the program serves itself with userfaultfd blocks
 /// `process_vm_readv` until it is served, which may wait for a call the supervisor is about
-/// to answer. The read runs on a helper thread; after `timeout` it is abandoned (the thread
-/// ends when its read does) and the answer is `None`.
+/// to answer. The read runs on a reader thread ([`start_readers`]); after `timeout` it is
+/// abandoned (the reader is busy until its read ends) and the answer is `None`.
 pub fn read_cstr_timed(
     pid: Pid,
     addr: u64,
@@ -124,21 +157,29 @@ fn timed(req: Request, timeout: std::time::Duration) -> Option<Vec<u8>> {
     timed_answer(req, timeout).flatten()
 }
 
-/// The reader's answer to `req`, or `None` if it did not come within `timeout`.
+/// A reader's answer to `req`, or `None` if it did not come within `timeout` (or every reader
+/// is still held by an earlier read).
 fn timed_answer(req: Request, timeout: std::time::Duration) -> Option<Option<Vec<u8>>> {
-    let mut g = READER.lock().unwrap_or_else(|e| e.into_inner());
-    if g.is_none() {
-        *g = reader();
-    }
-    let r = g.as_ref()?;
-    r.tx.send(req).ok()?;
-    match r.rx.recv_timeout(timeout) {
-        Ok(a) => Some(a),
-        Err(_) => {
-            *g = None;
-            None
-        }
-    }
+    start_readers();
+    let (readers, _) = POOL.get()?;
+    let r = readers.iter().find(|r| {
+        // ORDERING: Acquire, pairs with the reader's Release store when it finished its last
+        // request.
+        r.idle
+            .compare_exchange(
+                true,
+                false,
+                std::sync::atomic::Ordering::Acquire,
+                std::sync::atomic::Ordering::Relaxed,
+            )
+            .is_ok()
+    })?;
+    let (answer_tx, answer_rx) = std::sync::mpsc::channel();
+    r.tx.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .send((req, answer_tx))
+        .ok()?;
+    answer_rx.recv_timeout(timeout).ok()
 }
 
 /// What tells one image of process `tid` from the next: the 16 random bytes the kernel puts on

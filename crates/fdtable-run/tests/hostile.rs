@@ -137,6 +137,7 @@ fn the_supervisor_is_out_of_reach() {
          F_SETOWN_EX: Operation not permitted\n\
          FIOSETOWN: Operation not permitted\n\
          SIOCSPGRP: Operation not permitted\n\
+         its threads reached by tkill or prlimit64: 0\n\
          setpriority(PRIO_USER): Operation not permitted\n\
          supervisors found: 1; kill(-1, 0): ok\n",
         "{}",

@@ -2,7 +2,8 @@
 //! the same numbers; three groups of six hundred threads dup2'ing onto the same numbers;
 //! calls that block inside the kernel (a FIFO's open, accept, recvmsg) while other threads
 //! change the table; forks while threads churn; two `dup`s whose numbers the kernel hands out
-//! in the other order than they were reserved. Each runs natively and under
+//! in the other order than they were reserved; `RLIMIT_NOFILE` moved while threads allocate
+//! near it. Each runs natively and under
 //! `fdtable run --check-tables`: same output (the table back to its standard descriptors,
 //! then filled exactly to its limit), and no difference between the tables.
 
@@ -77,4 +78,22 @@ fn numbers_taken_in_another_order_than_reserved_keep_their_own_descriptions() {
     };
     let r = same_in("swap", None, &[&p, "2000"], &[], |_| {});
     assert_eq!(r.stdout, "rounds 2000, closes failing 0\n", "{}", r.stderr);
+}
+
+#[test]
+fn a_limit_raised_while_other_threads_find_no_room() {
+    let Some(p) = probe("probe_limit_race") else {
+        return;
+    };
+    // Three runs: the race is reached in about half of them.
+    for round in 0..3 {
+        let r = same_in(
+            &format!("limit-race-{round}"),
+            None,
+            &[&p, "1000"],
+            &[],
+            |_| {},
+        );
+        assert_eq!(r.stdout, "done\n", "{}", r.stderr);
+    }
 }

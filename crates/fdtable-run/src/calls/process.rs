@@ -28,6 +28,19 @@ pub fn rlimit(st: &mut State, tid: i32, r: Rlimit, args: &[u64; 6]) -> Reply {
     };
     if let Some(p) = st.procs.get_mut(&pid) {
         p.rlimit_pending += 1;
+        // A call of the process already let run with no number reserved (no room under the
+        // old limit) may find room under the new one: its tables are read when they settle.
+        let keys: Vec<_> = st
+            .tasks
+            .values()
+            .filter(|t| t.tgid == pid && t.inflight.is_some())
+            .map(|t| crate::sup::key_of(&t.files))
+            .collect();
+        for k in keys {
+            if let Some(t) = st.tables.get_mut(&k) {
+                t.unbounded = true;
+            }
+        }
         st.in_flight(tid, Settle::Rlimit { pid }, Vec::new());
     }
     Reply::Continue

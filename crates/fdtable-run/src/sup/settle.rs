@@ -261,6 +261,13 @@ impl State {
                     for &n in &got {
                         task.files.put_unused_fd(n);
                     }
+                    // No room under the limit the library knows: the call runs and the kernel
+                    // answers EMFILE, unless a new limit lands first (a `setrlimit` in flight)
+                    // and it installs a number the library has free: read the table then.
+                    let (tgid, key) = (task.tgid, key_of(&task.files));
+                    if self.procs.get(&tgid).is_some_and(|p| p.rlimit_pending > 0) {
+                        self.tables.entry(key).or_default().unbounded = true;
+                    }
                     return None;
                 }
             }
