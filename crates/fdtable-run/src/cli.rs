@@ -296,6 +296,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     type Handover = (std::sync::Arc<OwnedFd>, std::sync::Arc<sup::Shared>);
     let (tx, rx) = std::sync::mpsc::channel::<Handover>();
     let (tid_tx, tid_rx) = std::sync::mpsc::channel::<i32>();
+    crate::mem::start_readers();
     let notifier = std::thread::Builder::new()
         .name("notifications".into())
         .spawn(move || {
@@ -310,8 +311,9 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     let Ok(ntid) = tid_rx.recv() else {
         return 125;
     };
-    // Every thread of this process exists before its ids go to the filter.
-    let readers = crate::mem::start_readers();
+    // Every thread of this process exists before its ids go to the filter (the readers were
+    // started with the notification thread).
+    let readers = crate::mem::reader_ids();
     let mut ws = std::io::BufReader::new(std::fs::File::from(ws));
     // Each message in one write, so that the peer's read wakes once.
     let ids: Vec<String> = [me, ntid]

@@ -55,7 +55,7 @@ type Request = (i32, u64, usize, bool);
 type Answer = Option<Vec<u8>>;
 
 /// How many reader threads the supervisor has.
-const READERS: usize = 4;
+const READERS: usize = 2;
 
 /// A reader thread: it takes a request and the channel for its answer, and is idle between
 /// requests.
@@ -64,18 +64,23 @@ struct Reader {
     idle: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
-/// The readers and their thread ids.
-static POOL: std::sync::OnceLock<(Vec<Reader>, Vec<i32>)> = std::sync::OnceLock::new();
+/// The readers, and where each reports its thread id once it runs.
+type Pool = (
+    Vec<Reader>,
+    std::sync::Mutex<Vec<std::sync::mpsc::Receiver<i32>>>,
+);
 
-/// Starts the reader threads (once) and returns their thread ids. The supervisor starts them
-/// before the program exists: every thread of the supervisor must be in the filter's list of
-/// its ids (signals, limits and scheduling aimed at them are refused), so none may start
-/// later. A reader held by a page the program serves itself stays held; once all are, timed
-/// reads answer at once that their deadline passed (so the supervisor neither waits nor
-/// gains threads).
-pub fn start_readers() -> Vec<i32> {
+static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
+
+/// Starts the reader threads (once), without waiting for them: [`reader_ids`] collects their
+/// thread ids. The supervisor starts them before the program exists: every thread of the
+/// supervisor must be in the filter's list of its ids (signals, limits and scheduling aimed
+/// at them are refused), so none may start later. A reader held by a page the program
+/// serves itself stays held; once all are, timed reads answer at once that their deadline
+/// passed (so the supervisor neither waits nor gains threads).
+pub fn start_readers() {
     POOL.get_or_init(|| {
-        let (mut readers, mut tids) = (Vec::new(), Vec::new());
+        let (mut readers, mut started) = (Vec::new(), Vec::new());
         for _ in 0..READERS {
             let (tx, rq) = std::sync::mpsc::channel::<(Request, std::sync::mpsc::Sender<Answer>)>();
             let (tid_tx, tid_rx) = std::sync::mpsc::channel();
@@ -101,18 +106,24 @@ pub fn start_readers() -> Vec<i32> {
             if spawned.is_err() {
                 break;
             }
-            if let Ok(t) = tid_rx.recv() {
-                tids.push(t);
-            }
+            started.push(tid_rx);
             readers.push(Reader {
                 tx: std::sync::Mutex::new(tx),
                 idle,
             });
         }
-        (readers, tids)
-    })
-    .1
-    .clone()
+        (readers, std::sync::Mutex::new(started))
+    });
+}
+
+/// The reader threads' ids ([`start_readers`], started if they were not), once each runs.
+pub fn reader_ids() -> Vec<i32> {
+    start_readers();
+    let Some((_, started)) = POOL.get() else {
+        return Vec::new();
+    };
+    let started = started.lock().unwrap_or_else(|e| e.into_inner());
+    started.iter().filter_map(|r| r.recv().ok()).collect()
 }
 
 /// [`read_cstr`] with a deadline: a page the program serves itself with userfaultfd blocks
