@@ -376,6 +376,14 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         let _ = notifier.join();
     } else {
         sup::events::run(&state);
+        // Every tracee is gone: the notification thread is answering the last notifications
+        // (of tasks killed while they waited) and ends once no task carries the filter. Its
+        // descriptors are counted after that (briefly waited for: a task the supervisor
+        // never saw could keep it).
+        let t = std::time::Instant::now();
+        while !notifier.is_finished() && t.elapsed() < std::time::Duration::from_millis(200) {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
     }
     // An exec that failed said so before the program exited; one that succeeded closed the
     // channel.

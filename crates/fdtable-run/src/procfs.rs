@@ -62,6 +62,67 @@ pub fn tgid_of(tid: i32) -> Option<i32> {
     field(&text, "Tgid:")?.parse().ok()
 }
 
+/// Whether task `tid` is gone or exiting (`PF_EXITING` in its `stat` flags: killed while it
+/// waited, its table may already be released).
+pub fn exiting(tid: i32) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
+        return true;
+    };
+    // After the command's closing parenthesis: state, ppid, pgrp, session, tty, tpgid, flags.
+    let Some(rest) = text.rsplit_once(')').map(|(_, r)| r) else {
+        return true;
+    };
+    let mut f = rest.split_whitespace();
+    let state = f.next().unwrap_or("X");
+    let flags: u64 = f.nth(5).and_then(|v| v.parse().ok()).unwrap_or(0);
+    matches!(state, "Z" | "X" | "x") || flags & PF_EXITING != 0
+}
+
+/// Whether task `tid` of process `tgid` is dying: it or its group leader exiting, or
+/// `SIGKILL` pending for it (what `exit_group` sends the other threads).
+pub fn dying(tid: i32, tgid: i32) -> bool {
+    if exiting(tid) || exiting(tgid) {
+        return true;
+    }
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/status")) else {
+        return true;
+    };
+    const SIGKILL_BIT: u64 = 1 << 8;
+    ["SigPnd:", "ShdPnd:"].iter().any(|f| {
+        field(&text, f)
+            .and_then(|v| u64::from_str_radix(v, 16).ok())
+            .is_some_and(|m| m & SIGKILL_BIT != 0)
+    })
+}
+
+/// Whether task `tid` is in this process's pid and user namespaces (the ones its pid and
+/// user id arguments are read in).
+pub fn same_namespaces(tid: i32) -> bool {
+    ["pid", "user"].iter().all(|ns| {
+        let theirs = std::fs::read_link(format!("/proc/{tid}/ns/{ns}"));
+        let ours = std::fs::read_link(format!("/proc/self/ns/{ns}"));
+        matches!((theirs, ours), (Ok(a), Ok(b)) if a == b)
+    })
+}
+
+/// The effective capabilities of task `tid` (`CapEff`); `tid` 0: this process.
+pub fn cap_eff(tid: i32) -> Option<u64> {
+    let path = if tid == 0 {
+        "/proc/self/status".to_string()
+    } else {
+        format!("/proc/{tid}/status")
+    };
+    let text = std::fs::read_to_string(path).ok()?;
+    u64::from_str_radix(field(&text, "CapEff:")?, 16).ok()
+}
+
+/// Task `tid`'s time on a CPU so far, in nanoseconds (`schedstat`).
+pub fn cpu_ns(tid: i32) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/schedstat")).ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
 /// The real and effective user ids of task `tid`.
 pub fn uids(tid: i32) -> Option<(u32, u32)> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;

@@ -17,6 +17,9 @@ pub fn close(st: &mut State, tid: i32, fd: u32) -> Reply {
         Known::Installed => {}
         Known::Reserved | Known::Free => return Reply::Errno(Errno::EBADF.raw()),
         Known::Unsure => {
+            if let Some(r) = super::process::pinned(st, tid, fd, "close") {
+                return r;
+            }
             // Another thread's close or dup of it is in flight: the kernel decides.
             hold(st, tid, fd, Expect::default());
             st.in_flight(tid, Settle::Numbers, vec![fd]);
@@ -24,7 +27,9 @@ pub fn close(st: &mut State, tid: i32, fd: u32) -> Reply {
         }
     }
     if st.shared(tid) {
-        super::process::wait_unpinned(st, tid, fd);
+        if let Some(r) = super::process::pinned(st, tid, fd, "close") {
+            return r;
+        }
         st.make_uncertain(tid, fd, Expect::default());
         st.in_flight(tid, Settle::Numbers, vec![fd]);
     } else if let Some(t) = st.tasks.get_mut(&tid) {
@@ -68,6 +73,13 @@ pub fn close_range(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         .table(tid)
         .map(|tb| tb.uncertain.range(first..=last).map(|(&n, _)| n).collect())
         .unwrap_or_default();
+    if flags & CLOSE_RANGE_CLOEXEC as u32 == 0 {
+        for &n in in_range.iter().chain(&uncertain) {
+            if let Some(r) = super::process::pinned(st, tid, n, "close_range") {
+                return r;
+            }
+        }
+    }
     let mut touched = Vec::new();
     if flags & CLOSE_RANGE_CLOEXEC as u32 != 0 {
         if let Some(t) = st.tasks.get_mut(&tid) {

@@ -107,6 +107,12 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
         if (flags & !(O_CLOEXEC as u32) != 0 && is_dup3) || new as u64 >= nofile {
             return Reply::Continue;
         }
+        if new != old
+            && let Some(r) =
+                super::process::pinned(st, tid, new, if is_dup3 { "dup3" } else { "dup2" })
+        {
+            return r;
+        }
         let file = st.tasks.get(&tid).and_then(|t| t.files.fget(old));
         let e = Expect {
             file,
@@ -127,8 +133,11 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
         st.in_flight(tid, Settle::Numbers, touched);
         return Reply::Continue;
     }
-    if shared {
-        super::process::wait_unpinned(st, tid, new);
+    if shared
+        && old != new
+        && let Some(r) = super::process::pinned(st, tid, new, if is_dup3 { "dup3" } else { "dup2" })
+    {
+        return r;
     }
     let Some(t) = st.tasks.get_mut(&tid) else {
         return Reply::Continue;

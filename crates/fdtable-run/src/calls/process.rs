@@ -24,6 +24,15 @@ pub fn rlimit(st: &mut State, tid: i32, r: Rlimit, args: &[u64; 6]) -> Reply {
     let caller = st.tasks.get(&tid).map_or(tid, |t| t.tgid);
     let pid = match r.pid.map(|a| args[a as usize] as u32 as i32) {
         None | Some(0) => caller,
+        Some(_) if !procfs::same_namespaces(tid) => {
+            // The pid is the caller's namespace's: which process it names is not known here,
+            // and the library would not follow that process's new limit.
+            st.stats.refused += 1;
+            st.note(
+                "refused prlimit64 of RLIMIT_NOFILE on another process from a pid or user namespace of the program's: the supervisor cannot tell which process it names (EPERM)".into(),
+            );
+            return Reply::Errno(libc::EPERM);
+        }
         Some(p) => st.tasks.get(&p).map_or(p, |t| t.tgid),
     };
     if let Some(p) = st.procs.get_mut(&pid) {
@@ -53,6 +62,13 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     let sig = args[1] as i32;
     if !(0..=64).contains(&sig) {
         return Reply::Errno(libc::EINVAL);
+    }
+    if !acts_as(tid) {
+        st.stats.refused += 1;
+        st.note(
+            "refused kill(-1) by a process whose user ids, namespaces or CAP_KILL are not the supervisor's: the supervisor carries it out, and would signal processes the caller cannot (EPERM)".into(),
+        );
+        return Reply::Errno(libc::EPERM);
     }
     let caller = st.tasks.get(&tid).map_or(tid, |t| t.tgid);
     let (mut count, mut ret) = (0, 0);
@@ -102,7 +118,8 @@ pub fn pidfd_send_signal(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         st.stats.refused += 1;
         return Reply::Errno(libc::EPERM);
     }
-    st.in_flight(tid, Settle::Pinned { fd }, Vec::new());
+    let cpu_ns = procfs::cpu_ns(tid).unwrap_or(0);
+    st.in_flight(tid, Settle::Pinned { fd, cpu_ns }, Vec::new());
     Reply::Continue
 }
 
@@ -166,6 +183,10 @@ pub fn set_owner(st: &mut State, tid: i32, args: &[u64; 6], fcntl: bool) -> Repl
         (false, 0x8901) => "ioctl(FIOSETOWN)",
         _ => "ioctl(SIOCSPGRP)",
     };
+    // The kernel looks the descriptor up before it reads the owner.
+    if matches!(st.resolve(tid, fd), Known::Free | Known::Reserved) {
+        return Reply::Errno(libc::EBADF);
+    }
     let len = if fcntl { 8 } else { 4 };
     let pid = nix::unistd::Pid::from_raw(tid);
     let bytes = match crate::mem::read_timed_or(
@@ -193,10 +214,10 @@ pub fn set_owner(st: &mut State, tid: i32, args: &[u64; 6], fcntl: bool) -> Repl
         st.stats.refused += 1;
         return Reply::Errno(libc::EPERM);
     }
-    if procfs::uids(tid) != Some(sys::uids()) {
+    if !acts_as(tid) {
         st.stats.refused += 1;
         st.note(format!(
-            "{name} by a process whose user ids are not the supervisor's: refused (EPERM)"
+            "{name} by a process whose user ids, namespaces or CAP_KILL are not the supervisor's: refused (EPERM)"
         ));
         return Reply::Errno(libc::EPERM);
     }
@@ -227,6 +248,14 @@ pub fn set_owner(st: &mut State, tid: i32, args: &[u64; 6], fcntl: bool) -> Repl
 /// users' run.
 pub fn user_priority(st: &mut State, tid: i32, name: &str, args: &[u64; 6]) -> Reply {
     let who = args[1] as u32;
+    if !procfs::same_namespaces(tid) {
+        // Its user ids map to others here: which user it names is not known.
+        st.stats.refused += 1;
+        st.note(format!(
+            "refused {name} of every process of a user, from another user or pid namespace: it may be the supervisor's user (EPERM)"
+        ));
+        return Reply::Errno(libc::EPERM);
+    }
     let uid = if who == 0 {
         procfs::uids(tid).map(|(real, _)| real)
     } else {
@@ -242,6 +271,18 @@ pub fn user_priority(st: &mut State, tid: i32, name: &str, args: &[u64; 6]) -> R
     Reply::Errno(libc::EPERM)
 }
 
+/// Whether the supervisor, making a call for task `tid`, acts as the task would: the same
+/// real and effective user ids, the same pid and user namespaces (in which pids and user ids
+/// are read), and `CAP_KILL` only if the task has it too.
+fn acts_as(tid: i32) -> bool {
+    const CAP_KILL: u64 = 1 << 5;
+    let sup_kill = procfs::cap_eff(0).is_none_or(|c| c & CAP_KILL != 0);
+    let task_kill = procfs::cap_eff(tid).is_some_and(|c| c & CAP_KILL != 0);
+    procfs::uids(tid) == Some(sys::uids())
+        && procfs::same_namespaces(tid)
+        && (task_kill || !sup_kill)
+}
+
 /// The process a `/proc/<pid>` directory descriptor names (`sys::proc_dir_pid`).
 fn proc_dir_pid(st: &State, tid: i32, fd: u32) -> Option<i32> {
     let tgid = st.tasks.get(&tid)?.tgid;
@@ -250,36 +291,65 @@ fn proc_dir_pid(st: &State, tid: i32, fd: u32) -> Option<i32> {
     sys::proc_dir_pid(&dir)
 }
 
-/// Waits (briefly) until no other task's checked call uses number `n` of `tid`'s table.
-pub fn wait_unpinned(st: &State, tid: i32, n: u32) {
+/// For a call of `tid` that would change number `n` of its table: `None` once no other
+/// task's checked `pidfd_send_signal` can still look `n` up (waiting up to 50 ms for them to
+/// leave the kernel); else the refusal (EBUSY, with a note): the number must not change
+/// under a call the supervisor checked against what it held.
+pub fn pinned(st: &mut State, tid: i32, n: u32, name: &str) -> Option<Reply> {
+    if wait_unpinned(st, tid, n) {
+        return None;
+    }
+    st.stats.refused += 1;
+    st.note(format!(
+        "refused {name} of descriptor {n} while another thread's pidfd_send_signal on it is still in the kernel (EBUSY)"
+    ));
+    Some(Reply::Errno(libc::EBUSY))
+}
+
+/// CPU time after which a task let run into `pidfd_send_signal` is past the call (which takes
+/// a few microseconds of it).
+pub const PAST_THE_CALL_NS: u64 = 200_000;
+
+/// Waits (briefly) until no other task's checked call uses number `n` of `tid`'s table:
+/// whether none does.
+fn wait_unpinned(st: &State, tid: i32, n: u32) -> bool {
     let Some(key) = st.key(tid) else {
-        return;
+        return true;
     };
-    let pinned: Vec<i32> = st
+    let pinned: Vec<(i32, u64)> = st
         .tasks
         .values()
         .filter(|t| t.tid != tid && crate::sup::key_of(&t.files) == key)
-        .filter(|t| {
-            t.inflight
-                .as_ref()
-                .is_some_and(|f| f.settle == Settle::Pinned { fd: n })
+        .filter_map(|t| match t.inflight.as_ref()?.settle {
+            Settle::Pinned { fd, cpu_ns } if fd == n => Some((t.tid, cpu_ns)),
+            _ => None,
         })
-        .map(|t| t.tid)
         .collect();
     let nr = libc::SYS_pidfd_send_signal;
-    for t in pinned {
-        let start = std::time::Instant::now();
-        while start.elapsed() < std::time::Duration::from_millis(50) {
+    let start = std::time::Instant::now();
+    for (t, cpu_then) in pinned {
+        loop {
             match procfs::current_syscall(t) {
+                // Asleep inside the call (it cannot be: it does not block), or outside it.
                 Some(x) if x == nr => {}
                 Some(_) => break,
-                // Running, or gone.
+                // Gone.
                 None if procfs::tgid_of(t).is_none() => break,
-                None => {}
+                // Runnable: perhaps preempted before it looked the number up, perhaps long
+                // past the call. Its time on a CPU tells: the call takes microseconds.
+                None => {
+                    if procfs::cpu_ns(t).is_some_and(|now| now > cpu_then + PAST_THE_CALL_NS) {
+                        break;
+                    }
+                }
+            }
+            if start.elapsed() > std::time::Duration::from_millis(50) {
+                return false;
             }
             sys::yield_now();
         }
     }
+    true
 }
 
 /// `prctl(PR_SET_DUMPABLE)` and `prctl(PR_GET_DUMPABLE)`, kept for the program by a

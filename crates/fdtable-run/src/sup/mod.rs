@@ -461,6 +461,11 @@ impl State {
             // Every task the program creates is stopped until its creator's event is seen,
             // so this is a task that escaped the supervisor's sight: nothing it asks for can
             // be kept identical.
+            if crate::procfs::tgid_of(tid).is_none() {
+                // Gone: its thread group exited (and was reaped) after this notification
+                // was queued. The answer reaches nobody.
+                return Reply::Errno(libc::ENOSYS);
+            }
             self.note(format!(
                 "task {tid} is unknown to the supervisor; its calls are refused"
             ));

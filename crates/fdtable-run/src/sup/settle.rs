@@ -54,6 +54,9 @@ pub enum Settle {
     Pinned {
         /// The descriptor.
         fd: u32,
+        /// The task's time on a CPU (ns) when its call was let run: once it has had
+        /// [`crate::calls::process::PAST_THE_CALL_NS`] more, it is past the call.
+        cpu_ns: u64,
     },
     /// `execve` or `execveat` of a task without exec events: whether it ran is read from the
     /// kernel's table (`sup::exec`).
