@@ -147,22 +147,36 @@ fn others_left(st: &State, tid: i32, n: u32) -> bool {
         .map(|t| (t.tid, t.call))
         .collect();
     let start = std::time::Instant::now();
-    for (t, nr) in busy {
-        loop {
-            match procfs::current_syscall(t) {
-                Some(x) if x == nr => {}
-                // In another call, not in one ("running" reads as `None`), or gone.
-                Some(_) => break,
-                None if procfs::tgid_of(t).is_none() => break,
-                None => {}
+    busy.into_iter()
+        .all(|(t, nr)| left_call(t, nr, None, start))
+}
+
+/// Waits until task `t` has left call `nr` (it sleeps elsewhere, is gone, or, runnable, has
+/// had [`PAST_THE_CALL_NS`] on a CPU since `cpu_then` or since it was first seen here: the
+/// calls waited for take microseconds of it), or until 50 ms after `start`: whether it left.
+/// (A runnable task reads as "running" in `/proc/<tid>/syscall`, before its call as after.)
+fn left_call(t: i32, nr: i64, cpu_then: Option<u64>, start: std::time::Instant) -> bool {
+    let mut cpu_then = cpu_then;
+    loop {
+        match procfs::current_syscall(t) {
+            // Asleep in the call.
+            Some(x) if x == nr => {}
+            // Asleep in another call, or outside one.
+            Some(_) => return true,
+            None if procfs::tgid_of(t).is_none() => return true,
+            None => {
+                let now = procfs::cpu_ns(t).unwrap_or(0);
+                let then = *cpu_then.get_or_insert(now);
+                if now > then + PAST_THE_CALL_NS {
+                    return true;
+                }
             }
-            if start.elapsed() > std::time::Duration::from_millis(50) {
-                return false;
-            }
-            sys::yield_now();
         }
+        if start.elapsed() > std::time::Duration::from_millis(50) {
+            return false;
+        }
+        sys::yield_now();
     }
-    true
 }
 
 /// `fcntl(fd, F_SETOWN_EX, &owner)`, `ioctl(fd, FIOSETOWN, &pid)` and
@@ -306,8 +320,8 @@ pub fn pinned(st: &mut State, tid: i32, n: u32, name: &str) -> Option<Reply> {
     Some(Reply::Errno(libc::EBUSY))
 }
 
-/// CPU time after which a task let run into `pidfd_send_signal` is past the call (which takes
-/// a few microseconds of it).
+/// CPU time after which a task let run into a call that does not block is past it (such a
+/// call takes a few microseconds of it).
 pub const PAST_THE_CALL_NS: u64 = 200_000;
 
 /// Waits (briefly) until no other task's checked call uses number `n` of `tid`'s table:
@@ -325,31 +339,10 @@ fn wait_unpinned(st: &State, tid: i32, n: u32) -> bool {
             _ => None,
         })
         .collect();
-    let nr = libc::SYS_pidfd_send_signal;
     let start = std::time::Instant::now();
-    for (t, cpu_then) in pinned {
-        loop {
-            match procfs::current_syscall(t) {
-                // Asleep inside the call (it cannot be: it does not block), or outside it.
-                Some(x) if x == nr => {}
-                Some(_) => break,
-                // Gone.
-                None if procfs::tgid_of(t).is_none() => break,
-                // Runnable: perhaps preempted before it looked the number up, perhaps long
-                // past the call. Its time on a CPU tells: the call takes microseconds.
-                None => {
-                    if procfs::cpu_ns(t).is_some_and(|now| now > cpu_then + PAST_THE_CALL_NS) {
-                        break;
-                    }
-                }
-            }
-            if start.elapsed() > std::time::Duration::from_millis(50) {
-                return false;
-            }
-            sys::yield_now();
-        }
-    }
-    true
+    pinned
+        .into_iter()
+        .all(|(t, cpu)| left_call(t, libc::SYS_pidfd_send_signal, Some(cpu), start))
 }
 
 /// `prctl(PR_SET_DUMPABLE)` and `prctl(PR_GET_DUMPABLE)`, kept for the program by a
