@@ -125,11 +125,16 @@ pub fn cpu_ns(tid: i32) -> Option<u64> {
 
 /// The real and effective user ids of task `tid`.
 pub fn uids(tid: i32) -> Option<(u32, u32)> {
+    all_uids(tid).map(|(r, e, _)| (r, e))
+}
+
+/// The real, effective and saved user ids of task `tid`.
+pub fn all_uids(tid: i32) -> Option<(u32, u32, u32)> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
     let mut ids = field(&text, "Uid:")?
         .split_whitespace()
         .map(|v| v.parse().ok());
-    Some((ids.next()??, ids.next()??))
+    Some((ids.next()??, ids.next()??, ids.next()??))
 }
 
 /// The call task `tid` is blocked in (the first field of `/proc/<tid>/syscall`): `Some(nr)`,

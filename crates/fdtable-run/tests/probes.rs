@@ -208,6 +208,66 @@ fn a_caller_soft_limit_too_small_for_the_supervisors_channels_is_the_programs() 
 }
 
 #[test]
+fn kill_minus_one_by_a_process_that_dropped_root_signals_nothing_it_may_not() {
+    // The supervisor carries out kill(-1, sig) (natively it would reach the supervisor too),
+    // with its own credentials: for a process of nobody it signals only nobody's processes.
+    // A stopped process of root's, started outside the run, must stay stopped after nobody's
+    // kill(-1, SIGCONT) (harmless to every process it may reach: other tests' too).
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !root || !have("setpriv") {
+        eprintln!("SKIPPED: needs root and setpriv");
+        return;
+    }
+    let mut victim = std::process::Command::new("sleep")
+        .arg("60")
+        .spawn()
+        .expect("sleep");
+    let stopped = || {
+        std::fs::read_to_string(format!("/proc/{}/stat", victim.id())).is_ok_and(|t| {
+            t.rsplit_once(')')
+                .is_some_and(|(_, r)| r.trim_start().starts_with('T'))
+        })
+    };
+    stop_process(victim.id() as i32);
+    let t = std::time::Instant::now();
+    while !stopped() && t.elapsed() < std::time::Duration::from_secs(5) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(stopped(), "the victim did not stop");
+    let dir = scratch("kill-all-nobody");
+    let r = under(
+        &[],
+        &[
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "sh",
+            "-c",
+            "kill -CONT -1 2>/dev/null; echo kill: $?",
+        ],
+        &dir,
+        &[],
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let still = stopped();
+    let _ = victim.kill();
+    let _ = victim.wait();
+    assert_eq!(r.stdout, "kill: 0\n", "{}", r.stderr);
+    assert!(still, "nobody continued a process of root's: {}", r.stderr);
+}
+
+/// Stops process `pid` (`kill -STOP`).
+fn stop_process(pid: i32) {
+    let _ = std::process::Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status();
+}
+
+#[test]
 fn signals_sent_to_the_supervisor_reach_the_program() {
     let dir = scratch("forward");
     let mut c = std::process::Command::new(support::bin())

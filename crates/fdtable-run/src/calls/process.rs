@@ -63,13 +63,26 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     if !(0..=64).contains(&sig) {
         return Reply::Errno(libc::EINVAL);
     }
-    if !acts_as(tid) {
+    if !procfs::same_namespaces(tid) {
         st.stats.refused += 1;
         st.note(
-            "refused kill(-1) by a process whose user ids, namespaces or CAP_KILL are not the supervisor's: the supervisor carries it out, and would signal processes the caller cannot (EPERM)".into(),
+            "refused kill(-1) from a pid or user namespace of the program's: the supervisor carries it out, and sees other processes (EPERM)".into(),
         );
         return Reply::Errno(libc::EPERM);
     }
+    // The supervisor signals with its own credentials: for a caller that has not the same,
+    // it signals only the processes the caller may (the kernel's `kill_ok_by_cred`: one of
+    // the caller's real and effective user ids is the target's real or saved one), and
+    // counts the others as the kernel counts a refusal, silently.
+    const CAP_KILL: u64 = 1 << 5;
+    let same = acts_as(tid);
+    let caller_ids = procfs::uids(tid);
+    let caller_kill = procfs::cap_eff(tid).is_some_and(|c| c & CAP_KILL != 0);
+    let may = |p: i32| {
+        same || caller_kill
+            || matches!((caller_ids, procfs::all_uids(p)), (Some((r, e)), Some((tr, _, ts)))
+                if [r, e].iter().any(|&u| u == tr || u == ts))
+    };
     let caller = st.tasks.get(&tid).map_or(tid, |t| t.tgid);
     let (mut count, mut ret) = (0, 0);
     for p in procfs::pids() {
@@ -77,6 +90,9 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
             continue;
         }
         count += 1;
+        if !may(p) {
+            continue;
+        }
         match sys::kill(p, sig) {
             Ok(()) => {}
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
