@@ -156,3 +156,30 @@ fn look_alikes_and_bits_the_kernel_sets_itself() {
         r.stdout
     );
 }
+
+#[test]
+fn an_owner_named_in_a_pid_namespace_of_the_programs_is_refused() {
+    let Some(p) = probe() else { return };
+    let dir = scratch("hostile-pidns");
+    let n = native(&[&p, "pidns"], &dir, &[]);
+    if n.stdout.starts_with("unshare:") {
+        eprintln!("SKIPPED: no user namespaces here: {}", n.stdout);
+        return;
+    }
+    assert_eq!(
+        n.stdout,
+        "F_SETOWN_EX of pid 1 in a pid namespace: ok, owner 1\n"
+    );
+    let r = under(&["--check-tables"], &[&p, "pidns"], &dir, &[]);
+    // The supervisor would have set its own pid 1 (init) as the owner: refused by name.
+    assert_eq!(
+        r.stdout, "F_SETOWN_EX of pid 1 in a pid namespace: Operation not permitted, owner 0\n",
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.notes().iter().any(|l| l.contains("F_SETOWN_EX")),
+        "{}",
+        r.stderr
+    );
+}

@@ -383,6 +383,26 @@ static void lookalike(void) {
     close(sp[1]);
 }
 
+/* 8. A pid namespace of the program's: a pid in a SIGIO owner is the namespace's, so an
+ * owner the supervisor sets for it (with its own view of pids) would be another process. */
+static void pidns(void) {
+    if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) {
+        printf("unshare: %s\n", strerror(errno));
+        return;
+    }
+    pid_t c = fork();
+    if (c == 0) {
+        int p[2];
+        pipe(p);
+        struct f_owner_ex o = {F_OWNER_PID, 1}, got = {0, 0};
+        int r = fcntl(p[0], F_SETOWN_EX, &o);
+        fcntl(p[0], F_GETOWN_EX, &got);
+        printf("F_SETOWN_EX of pid 1 in a pid namespace: %s, owner %d\n", err(r), got.pid);
+        _exit(0);
+    }
+    waitpid(c, NULL, 0);
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "";
@@ -393,6 +413,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(m, "supervisor")) supervisor();
     else if (!strcmp(m, "hidden")) hidden();
     else if (!strcmp(m, "lookalike")) lookalike();
+    else if (!strcmp(m, "pidns")) pidns();
     else return 2;
     return 0;
 }
