@@ -117,6 +117,13 @@ pub fn cap_eff(tid: i32) -> Option<u64> {
     u64::from_str_radix(field(&text, "CapEff:")?, 16).ok()
 }
 
+/// Whether task `tid` sleeps waiting for the supervisor's answer to a notification (its
+/// `wchan`): its previous call is over.
+pub fn waits_for_answer(tid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{tid}/wchan"))
+        .is_ok_and(|w| w.starts_with("seccomp_do_user_notification"))
+}
+
 /// Task `tid`'s time on a CPU so far, in nanoseconds (`schedstat`).
 pub fn cpu_ns(tid: i32) -> Option<u64> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/schedstat")).ok()?;

@@ -175,8 +175,12 @@ fn left_call(t: i32, nr: i64, cpu_then: Option<u64>, start: std::time::Instant) 
     let mut cpu_then = cpu_then;
     loop {
         match procfs::current_syscall(t) {
-            // Asleep in the call.
-            Some(x) if x == nr => {}
+            // Asleep in the call, or already in the queue with a new one of the same number.
+            Some(x) if x == nr => {
+                if procfs::waits_for_answer(t) {
+                    return true;
+                }
+            }
             // Asleep in another call, or outside one.
             Some(_) => return true,
             None if procfs::tgid_of(t).is_none() => return true,
@@ -204,8 +208,9 @@ fn left_call(t: i32, nr: i64, cpu_then: Option<u64>, start: std::time::Instant) 
 /// with what it read, on a copy of the program's descriptor (the same open file, whose owner
 /// this is), so another thread rewriting the memory after the check changes nothing. The
 /// kernel records the caller's user ids with the owner (they decide whom the signal may
-/// reach): a caller whose real or effective user id is not the supervisor's is refused with
-/// a note, as is one whose memory cannot be read in time.
+/// reach) and reads the pid in the caller's pid namespace: a caller whose user ids,
+/// namespaces or `CAP_KILL` are not the supervisor's is refused with a note, as is one whose
+/// memory cannot be read in time.
 pub fn set_owner(st: &mut State, tid: i32, args: &[u64; 6], fcntl: bool) -> Reply {
     let (fd, cmd, addr) = (args[0] as u32, args[1] as u32, args[2]);
     let name = match (fcntl, cmd) {
