@@ -439,13 +439,31 @@ fn light_lookup(task: &CTask, fd: c_int) -> Result<fdt_fd, Errno> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_fdget2(files: *mut fdt_files, fd: c_int, f: *mut fdt_fd) -> c_int {
     // SAFETY: the caller's contract, forwarded.
+    unsafe { lookup_entry(files, fd, f, fdget2_shared) }
+}
+
+/// A lookup entry point: the arguments checked once, the light path inline (a light
+/// handle's lookups of every kind are its light one), `shared` out of line for the rest.
+///
+/// # Safety
+///
+/// As the entry points: `files` is NULL or a live handle not in use by another thread; `f`
+/// is NULL or valid for a write of a `struct fdt_fd`.
+#[inline(always)]
+unsafe fn lookup_entry(
+    files: *mut fdt_files,
+    fd: c_int,
+    f: *mut fdt_fd,
+    shared: fn(&CTask, c_int, &mut MaybeUninit<fdt_fd>) -> c_int,
+) -> c_int {
+    // SAFETY: the caller's contract, forwarded.
     let Some((task, out)) = (unsafe { lookup_args(files, f) }) else {
         return bad_lookup_args(f);
     };
     if task.files().is_light() {
         return light_into(task, fd, out);
     }
-    fdget2_shared(task, fd, out)
+    shared(task, fd, out)
 }
 
 /// `fdt_fdget2` on a handle that is not light, out of line (see `lookup_args`).
@@ -574,14 +592,7 @@ pub extern "C" fn fdt_fd_file(fd: fdt_fd) -> *mut fdt_file {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fdt_fdget_rcu(files: *mut fdt_files, fd: c_int, f: *mut fdt_fd) -> c_int {
     // SAFETY: the caller's contract, forwarded.
-    let Some((task, out)) = (unsafe { lookup_args(files, f) }) else {
-        return bad_lookup_args(f);
-    };
-    // A light handle's RCU lookup is its light one.
-    if task.files().is_light() {
-        return light_into(task, fd, out);
-    }
-    fdget_rcu_shared(task, fd, out)
+    unsafe { lookup_entry(files, fd, f, fdget_rcu_shared) }
 }
 
 /// `fdt_fdget_rcu` on a handle that is not light, out of line (see `lookup_args`).
