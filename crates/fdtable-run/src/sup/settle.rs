@@ -170,14 +170,11 @@ impl State {
         };
         let contended = std::mem::replace(&mut t.contended, false);
         let uncertain = std::mem::take(&mut t.uncertain);
+        let mut free = Vec::new();
         for (n, e) in uncertain {
             match self.probe(tid, n) {
                 Some(true) => self.adopt(tid, n, e, contended),
-                Some(false) => {
-                    if let Some(task) = self.tasks.get(&tid) {
-                        task.files.put_unused_fd(n);
-                    }
-                }
+                Some(false) => free.push((n, e)),
                 // The task is gone; its table goes with it (or another task settles it).
                 None => {
                     if let Some(t) = self.tables.get_mut(&key) {
@@ -186,6 +183,32 @@ impl State {
                 }
             }
         }
+        if free.is_empty() {
+            return;
+        }
+        // `kcmp` answers EBADF for every number of a task that has let go of its table (a
+        // thread killed by another's `exit_group` does so without an exit stop, while the
+        // table lives on in its other users): those answers say nothing about the table.
+        let holds = self.holds_table(tid);
+        for (n, e) in free {
+            if holds {
+                if let Some(task) = self.tasks.get(&tid) {
+                    task.files.put_unused_fd(n);
+                }
+            } else if let Some(t) = self.tables.get_mut(&key) {
+                t.uncertain.insert(n, e);
+            }
+        }
+    }
+
+    /// Whether `tid` still holds its kernel table, on a quiet table (nothing in flight): a
+    /// number the library has installed is installed in the kernel (`kcmp`), or, with none
+    /// installed, the task is not exiting (it lets go of its table after it is marked so).
+    fn holds_table(&mut self, tid: i32) -> bool {
+        let Some(anchor) = self.tasks.get(&tid).and_then(|t| t.files.next_open_fd(0)) else {
+            return !procfs::exiting(tid);
+        };
+        self.probe(tid, anchor) == Some(true)
     }
 
     /// Installs, at `tid`'s reserved number `n`, what the kernel shows there.

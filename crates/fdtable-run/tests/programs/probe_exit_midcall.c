@@ -5,12 +5,22 @@
  *
  *   probe_exit_midcall [rounds]      prints "done"; an executed image exits with the
  *                                    number of descriptors it has below 64
+ *   probe_exit_midcall shared [rounds]
+ *                                    a process sharing the table (CLONE_FILES, no
+ *                                    CLONE_THREAD) is killed while it closes and dups a
+ *                                    number; the survivor's F_GETFD (the table's answer) and
+ *                                    fstat (a use) must agree on it: prints the rounds where
+ *                                    they did not ("disagreements 0")
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,7 +35,36 @@ static void *churn(void *unused) {
     return NULL;
 }
 
+static int sharer(void *unused) {
+    (void)unused;
+    for (;;) {
+        dup2(0, 6);
+        close(6);
+    }
+    return 0;
+}
+
+static int shared(int rounds) {
+    static char stack[65536];
+    int bad = 0;
+    for (int k = 0; k < rounds; k++) {
+        pid_t c = clone(sharer, stack + sizeof stack, CLONE_FILES | SIGCHLD, NULL);
+        if (c < 0) return perror("clone"), 1;
+        usleep(200 + (k * 89) % 1500);
+        kill(c, SIGKILL);
+        waitpid(c, NULL, 0);
+        struct stat st;
+        int table = fcntl(6, F_GETFD) >= 0;
+        int use = fstat(6, &st) == 0;
+        if (table != use) bad++;
+        close(6);
+    }
+    printf("disagreements %d\n", bad);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && strcmp(argv[1], "shared") == 0) return shared(argc > 2 ? atoi(argv[2]) : 40);
     if (argc > 1 && argv[1][0] == 'x') {
         int n = 0;
         for (int i = 0; i < 64; i++) n += fcntl(i, F_GETFD) >= 0;
