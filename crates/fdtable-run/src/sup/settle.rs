@@ -161,9 +161,13 @@ impl State {
         if t.inflight > 0 || (t.uncertain.is_empty() && !t.unbounded) {
             return;
         }
-        if std::mem::replace(&mut t.unbounded, false) {
-            // An unknown number of descriptors were installed somewhere: read the table.
-            self.reconcile(tid);
+        if std::mem::replace(&mut t.unbounded, false) && !self.reconcile(tid) {
+            // Read through a task that has let go of the table: a task that holds it
+            // settles it later.
+            if let Some(t) = self.tables.get_mut(&key) {
+                t.unbounded = true;
+            }
+            return;
         }
         let Some(t) = self.tables.get_mut(&key) else {
             return;
@@ -433,13 +437,18 @@ impl State {
     /// Reads `tid`'s shared table from the kernel after a call that installs an unknown number
     /// of descriptors: every number the kernel shows that the library has free is adopted,
     /// every installed one it lacks is dropped.
-    fn reconcile(&mut self, tid: i32) {
+    /// False when the listing says nothing (`tid` is gone, or has let go of the table: its
+    /// listing is then empty).
+    fn reconcile(&mut self, tid: i32) -> bool {
         self.stats.listings += 1;
         let Some(list) = procfs::list_fds(tid) else {
-            return;
+            return false;
         };
+        if !self.holds_table(tid) {
+            return false;
+        }
         let Some(task) = self.tasks.get(&tid) else {
-            return;
+            return false;
         };
         let have: Vec<u32> = task.files.iter().map(|o| o.fd).collect();
         let mut adopt = Vec::new();
@@ -460,6 +469,7 @@ impl State {
         for n in adopt {
             self.adopt(tid, n, Expect::default(), true);
         }
+        true
     }
 
     /// `tid` no longer uses table `key`.
