@@ -596,6 +596,32 @@ pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
+/// `PIDFD_THREAD` (Linux 6.9): a pidfd naming one thread, not its thread group.
+const PIDFD_THREAD: libc::c_int = libc::O_EXCL;
+
+/// A copy of descriptor `fd` of task `tid` (of thread group `tgid`), from **its** table: a
+/// thread may have a table of its own (`unshare(CLONE_FILES)`, `clone` without
+/// `CLONE_FILES`), and a leader that has exited has none. Through a pidfd naming the thread
+/// (`PIDFD_THREAD`); on kernels without it, through the thread group's only if `tid` uses
+/// the leader's table (EPERM otherwise).
+pub fn task_getfd(tid: i32, tgid: i32, fd: u32) -> io::Result<OwnedFd> {
+    // SAFETY: integer arguments only.
+    let r = unsafe { libc::syscall(libc::SYS_pidfd_open, tid, PIDFD_THREAD) };
+    if r >= 0 {
+        // SAFETY: a new descriptor, ours alone.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(r as RawFd) };
+        return pidfd_getfd(&pidfd, fd);
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EINVAL) {
+        return Err(e);
+    }
+    if tid != tgid && same_files(tid, tgid) != Some(true) {
+        return Err(io::Error::from_raw_os_error(libc::EPERM));
+    }
+    pidfd_getfd(&pidfd_open(tgid)?, fd)
+}
+
 /// `pidfd_getfd(pidfd, fd, 0)`: a copy of another process's descriptor.
 pub fn pidfd_getfd(pidfd: &OwnedFd, fd: u32) -> io::Result<OwnedFd> {
     use std::os::fd::AsRawFd;
@@ -974,5 +1000,46 @@ pub fn close_all_but(keep: &[i32]) {
     // SAFETY: as above.
     unsafe {
         libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsRawFd;
+
+    fn ino(fd: RawFd) -> u64 {
+        // SAFETY: `st` is written by the kernel before it is read.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: a valid out-pointer.
+        assert_eq!(unsafe { libc::fstat(fd, &mut st) }, 0);
+        st.st_ino
+    }
+
+    #[test]
+    fn task_getfd_reads_the_threads_own_table() {
+        const N: i32 = 913;
+        let pid = std::process::id() as i32;
+        std::thread::spawn(move || {
+            // SAFETY: unsharing this thread's table touches no other thread's descriptors.
+            assert_eq!(unsafe { libc::unshare(libc::CLONE_FILES) }, 0);
+            // SAFETY: an eventfd, placed at N in this thread's own table, then closed.
+            let e = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
+            assert!(e >= 0);
+            assert_eq!(unsafe { libc::dup3(e, N, libc::O_CLOEXEC) }, N);
+            let copy = task_getfd(gettid(), pid, N as u32).expect("the thread's descriptor");
+            assert_eq!(ino(copy.as_raw_fd()), ino(N));
+            // The thread group's leader has no N.
+            let leader = task_getfd(pid, pid, N as u32).map(drop);
+            assert_eq!(leader.unwrap_err().raw_os_error(), Some(libc::EBADF));
+            drop(copy);
+            // SAFETY: ours.
+            unsafe {
+                libc::close(N);
+                libc::close(e);
+            }
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -4,7 +4,7 @@
 //! flags, a procfs of its own, `open_tree`, `chroot("/proc")`, a non-dumpable program),
 //! another thread rewriting a path mid-call, a path in memory the supervisor cannot read
 //! (`memfd_secret`), descriptors inside structures (`NS_MNT_GET_NEXT`, `TIOCGPTPEER`), and
-//! the supervisor itself. Each runs natively and under `fdtable run --check-tables` with the
+//! the supervisor itself, also from threads whose table is not their leader's. Each runs natively and under `fdtable run --check-tables` with the
 //! same output, or, where the supervisor is concerned, every attempt refused.
 
 mod support;
@@ -182,4 +182,55 @@ fn an_owner_named_in_a_pid_namespace_of_the_programs_is_refused() {
         "{}",
         r.stderr
     );
+}
+
+/// Threads whose table is not their leader's (an unshared one; a leader that has exited):
+/// what the supervisor looks up for them is read from their own table.
+fn thread_table_probe() -> Option<String> {
+    static P: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    P.get_or_init(|| {
+        cc("probe_thread_table.c", &build_dir()).map(|p| p.to_str().unwrap().to_string())
+    })
+    .clone()
+}
+
+#[test]
+fn a_thread_with_a_table_of_its_own_cannot_signal_the_supervisor() {
+    let Some(p) = thread_table_probe() else {
+        return;
+    };
+    let dir = scratch("thread-table-signal");
+    // Through the leader's table the number was /dev/null (or nothing, the leader gone),
+    // so SIGKILL reached the supervisor.
+    for (mode, fd, after) in [
+        ("signal", 3, "leader: open after: 4"),
+        ("zombie-signal", 4, "open after: 5"),
+    ] {
+        let n = native(&[&p, mode, "9"], &dir, &[]);
+        assert_eq!(
+            n.stdout,
+            format!("pidfd_send_signal at {fd}: sent\n{after}\n")
+        );
+        let r = under(&["--check-tables"], &[&p, mode, "9"], &dir, &[]);
+        assert_eq!(r.code, Some(0), "{r:#?}");
+        assert_eq!(
+            r.stdout,
+            format!("pidfd_send_signal at {fd}: Operation not permitted\n{after}\n"),
+            "{}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
+fn owners_and_received_descriptors_of_a_thread_with_a_table_of_its_own() {
+    let Some(p) = thread_table_probe() else {
+        return;
+    };
+    // The owner was set on the leader's socket at the same number (or refused with the
+    // leader gone); descriptors received on the thread's Unix socket went unrecorded where
+    // the leader's number was a UDP socket.
+    for mode in ["owner", "zombie-owner", "recv"] {
+        same(&format!("thread-table-{mode}"), &[&p, mode], &[], |_| {});
+    }
 }

@@ -99,6 +99,7 @@ pub fn clone3(st: &mut State, tid: i32, _args: &[u64; 6]) -> Reply {
         && let Some(t) = st.table(tid)
     {
         t.unbounded = true;
+        t.contended = true;
     }
     st.in_flight(tid, Settle::Clone3, got);
     Reply::Continue
@@ -117,6 +118,9 @@ pub fn unbounded(
         && let Some(t) = st.table(tid)
     {
         t.unbounded = true;
+        // Its descriptors may take numbers other calls in flight reserved (the kernel's
+        // order decides): what is adopted there is read from the kernel, bits and all.
+        t.contended = true;
     }
     st.in_flight(tid, Settle::Unbounded { cloexec, origin }, Vec::new());
     Reply::Continue
@@ -151,10 +155,7 @@ fn is_unix(st: &mut State, tid: i32, fd: u32) -> bool {
     };
     let tgid = task.tgid;
     *desc.unix.get_or_init(|| {
-        let Ok(pidfd) = crate::sys::pidfd_open(tgid) else {
-            return true;
-        };
-        let Ok(copy) = crate::sys::pidfd_getfd(&pidfd, fd) else {
+        let Ok(copy) = crate::sys::task_getfd(tid, tgid, fd) else {
             return true;
         };
         crate::sys::socket_domain(&copy).is_none_or(|d| d == AF_UNIX)

@@ -128,7 +128,16 @@ pub fn pidfd_send_signal(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         Some(text) if procfs::field(&text, "Pid:").is_some() => {
             procfs::field(&text, "Pid:").and_then(|p| p.parse::<i32>().ok())
         }
-        _ => proc_dir_pid(st, tid, fd),
+        _ => match proc_dir_pid(st, tid, fd) {
+            Ok(pid) => pid,
+            Err(()) => {
+                st.stats.refused += 1;
+                st.note(format!(
+                    "pidfd_send_signal: the supervisor cannot read descriptor {fd}: refused (EPERM)"
+                ));
+                return Reply::Errno(libc::EPERM);
+            }
+        },
     };
     if target.is_some_and(|p| st.outside.contains(&p)) {
         st.stats.refused += 1;
@@ -256,11 +265,7 @@ pub fn set_owner(st: &mut State, tid: i32, args: &[u64; 6], fcntl: bool) -> Repl
         ));
         return Reply::Errno(libc::EPERM);
     }
-    let copy = st
-        .tasks
-        .get(&tid)
-        .and_then(|t| sys::pidfd_open(t.tgid).ok())
-        .map(|p| sys::pidfd_getfd(&p, fd));
+    let copy = st.tasks.get(&tid).map(|t| sys::task_getfd(tid, t.tgid, fd));
     match copy {
         Some(Ok(copy)) => match sys::owner_call(&copy, fcntl, cmd, arg) {
             Ok(v) => Reply::Value(v),
@@ -318,12 +323,16 @@ fn acts_as(tid: i32) -> bool {
         && (task_kill || !sup_kill)
 }
 
-/// The process a `/proc/<pid>` directory descriptor names (`sys::proc_dir_pid`).
-fn proc_dir_pid(st: &State, tid: i32, fd: u32) -> Option<i32> {
-    let tgid = st.tasks.get(&tid)?.tgid;
-    let pidfd = sys::pidfd_open(tgid).ok()?;
-    let dir = sys::pidfd_getfd(&pidfd, fd).ok()?;
-    sys::proc_dir_pid(&dir)
+/// The process a `/proc/<pid>` directory at `tid`'s number `fd` names (`sys::proc_dir_pid`):
+/// `Ok(None)` for another file, or none (the kernel answers EBADF); `Err` when the
+/// supervisor cannot look (the call must not run unchecked).
+fn proc_dir_pid(st: &State, tid: i32, fd: u32) -> Result<Option<i32>, ()> {
+    let tgid = st.tasks.get(&tid).ok_or(())?.tgid;
+    match sys::task_getfd(tid, tgid, fd) {
+        Ok(dir) => Ok(sys::proc_dir_pid(&dir)),
+        Err(e) if e.raw_os_error() == Some(libc::EBADF) => Ok(None),
+        Err(_) => Err(()),
+    }
 }
 
 /// For a call of `tid` that would change number `n` of its table: `None` once no other
