@@ -1023,9 +1023,10 @@ mod tests {
         std::thread::spawn(move || {
             // SAFETY: unsharing this thread's table touches no other thread's descriptors.
             assert_eq!(unsafe { libc::unshare(libc::CLONE_FILES) }, 0);
-            // SAFETY: an eventfd, placed at N in this thread's own table, then closed.
+            // SAFETY: integer arguments; a new eventfd, ours.
             let e = unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) };
             assert!(e >= 0);
+            // SAFETY: N is free in this thread's own table (just unshared).
             assert_eq!(unsafe { libc::dup3(e, N, libc::O_CLOEXEC) }, N);
             let copy = task_getfd(gettid(), pid, N as u32).expect("the thread's descriptor");
             assert_eq!(ino(copy.as_raw_fd()), ino(N));
