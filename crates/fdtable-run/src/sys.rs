@@ -361,24 +361,6 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
         if libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32) != 0 {
             fail(err, Step::Descriptors, errno());
         }
-        if let Some((soft, hard)) = plan.caller_nofile {
-            let lim = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: hard,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                fail(err, Step::Rlimit, errno());
-            }
-        }
-        if let Some(n) = plan.nofile {
-            let lim = libc::rlimit {
-                rlim_cur: n,
-                rlim_max: n,
-            };
-            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                fail(err, Step::Rlimit, errno());
-            }
-        }
         // Without CAP_SYS_PTRACE, even a root program cannot open the non-dumpable
         // supervisor's /proc entries, read its memory or borrow its descriptors.
         if libc::prctl(PR_CAPBSET_DROP, CAP_SYS_PTRACE as libc::c_ulong, 0, 0, 0) != 0
@@ -443,6 +425,29 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
         let mut b = 0u8;
         if libc::read(err, (&mut b as *mut u8).cast(), 1) != 1 {
             fail(err, Step::Attach, errno());
+        }
+        // The program's RLIMIT_NOFILE (the caller's, or `--nofile`'s) only now: the listener
+        // needed a descriptor, and a limit at or below the descriptors the program inherits
+        // leaves none (natively such a limit still lets a static program run). The filter
+        // notifies these calls; the supervisor lets this process's calls run until it
+        // executes the program.
+        if let Some((soft, hard)) = plan.caller_nofile {
+            let lim = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: hard,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                fail(err, Step::Rlimit, errno());
+            }
+        }
+        if let Some(n) = plan.nofile {
+            let lim = libc::rlimit {
+                rlim_cur: n,
+                rlim_max: n,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
+                fail(err, Step::Rlimit, errno());
+            }
         }
         // The listener and the channel are close-on-exec.
         libc::execve(plan.path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());

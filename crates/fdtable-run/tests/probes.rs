@@ -551,3 +551,60 @@ fn a_supervisor_without_cap_sys_ptrace_keeps_pr_set_dumpable_across_fork_and_exe
     }
     assert!(run.2.contains("PR_SET_DUMPABLE"), "{}", run.2);
 }
+
+/// `--nofile N` at or below the descriptors the program inherits: the kernel still lets a
+/// static program run (its exec needs no descriptor), where the supervisor once set the
+/// limit before its listener needed one (status 125).
+#[test]
+fn nofile_at_or_below_the_inherited_descriptors_still_runs_a_static_program() {
+    use std::os::unix::process::CommandExt;
+    if !have("gcc") {
+        return;
+    }
+    let dir = scratch("nofile-static");
+    let exe = build_dir().join("probe_static");
+    let built = std::process::Command::new("gcc")
+        .args(["-O1", "-static", "-o"])
+        .arg(&exe)
+        .arg(programs().join("probe_static.c"))
+        .status()
+        .expect("gcc");
+    assert!(
+        built.success(),
+        "gcc -static probe_static.c (libc6-dev's libc.a)"
+    );
+    for n in [3u64, 4] {
+        let mut c = std::process::Command::new(&exe);
+        c.stdin(std::process::Stdio::null()).current_dir(&dir);
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            c.pre_exec(move || {
+                let l = libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &l) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        // As `support::native`: the standard descriptors only, whatever the runner inherited.
+        close_fds::set_fds_cloexec(3, &[]);
+        let native = c.output().expect("the static probe");
+        let r = under(
+            &["--nofile", &n.to_string(), "--check-tables"],
+            &[exe.to_str().unwrap()],
+            &dir,
+            &[],
+        );
+        assert_eq!(native.status.code(), Some(3));
+        assert_eq!(r.code, Some(3), "{r:#?}");
+        assert_eq!(
+            r.stdout,
+            String::from_utf8_lossy(&native.stdout),
+            "{}",
+            r.stderr
+        );
+    }
+}
