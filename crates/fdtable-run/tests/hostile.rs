@@ -168,12 +168,15 @@ fn an_owner_named_in_a_pid_namespace_of_the_programs_is_refused() {
     }
     assert_eq!(
         n.stdout,
-        "F_SETOWN_EX of pid 1 in a pid namespace: ok, owner 1\n"
+        "F_SETOWN_EX of pid 1 in a pid namespace: ok, owner 1\n\
+         kill(-1) in a pid namespace: ok, its other process killed: 1\n"
     );
     let r = under(&["--check-tables"], &[&p, "pidns"], &dir, &[]);
     // The supervisor would have set its own pid 1 (init) as the owner: refused by name.
     assert_eq!(
-        r.stdout, "F_SETOWN_EX of pid 1 in a pid namespace: Operation not permitted, owner 0\n",
+        r.stdout,
+        "F_SETOWN_EX of pid 1 in a pid namespace: Operation not permitted, owner 0\n\
+         kill(-1) in a pid namespace: ok, its other process killed: 1\n",
         "{}",
         r.stderr
     );

@@ -384,7 +384,8 @@ static void lookalike(void) {
 }
 
 /* 8. A pid namespace of the program's: a pid in a SIGIO owner is the namespace's, so an
- * owner the supervisor sets for it (with its own view of pids) would be another process. */
+ * owner the supervisor sets for it (with its own view of pids) would be another process;
+ * kill(-1) there signals the namespace's processes, as natively. */
 static void pidns(void) {
     if (unshare(CLONE_NEWUSER | CLONE_NEWPID) != 0) {
         printf("unshare: %s\n", strerror(errno));
@@ -398,6 +399,16 @@ static void pidns(void) {
         int r = fcntl(p[0], F_SETOWN_EX, &o);
         fcntl(p[0], F_GETOWN_EX, &got);
         printf("F_SETOWN_EX of pid 1 in a pid namespace: %s, owner %d\n", err(r), got.pid);
+        /* kill(-1) there reaches the namespace's processes only (never the supervisor). */
+        pid_t s = fork();
+        if (s == 0) {
+            for (;;) pause();
+        }
+        r = kill(-1, SIGKILL);
+        int st = 0;
+        waitpid(s, &st, 0);
+        printf("kill(-1) in a pid namespace: %s, its other process killed: %d\n", err(r),
+               WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
         _exit(0);
     }
     waitpid(c, NULL, 0);
