@@ -99,15 +99,17 @@ pub fn dying(tid: i32, tgid: i32) -> bool {
 /// Whether task `tid` is in this process's pid and user namespaces (the ones its pid and
 /// user id arguments are read in).
 pub fn same_namespaces(tid: i32) -> bool {
-    ["pid", "user"].iter().all(|ns| same_namespace(tid, ns))
+    ["pid", "user"]
+        .iter()
+        .all(|ns| same_namespace(tid, ns) == Some(true))
 }
 
 /// Whether task `tid` is in this process's namespace of kind `ns` (`pid`: its pid's, the
-/// one it sees other processes in).
-pub fn same_namespace(tid: i32, ns: &str) -> bool {
-    let theirs = std::fs::read_link(format!("/proc/{tid}/ns/{ns}"));
-    let ours = std::fs::read_link(format!("/proc/self/ns/{ns}"));
-    matches!((theirs, ours), (Ok(a), Ok(b)) if a == b)
+/// one it sees other processes in); `None` when either cannot be read.
+pub fn same_namespace(tid: i32, ns: &str) -> Option<bool> {
+    let theirs = std::fs::read_link(format!("/proc/{tid}/ns/{ns}")).ok()?;
+    let ours = std::fs::read_link(format!("/proc/self/ns/{ns}")).ok()?;
+    Some(theirs == ours)
 }
 
 /// The effective capabilities of task `tid` (`CapEff`); `tid` 0: this process.

@@ -63,7 +63,7 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     if !(0..=64).contains(&sig) {
         return Reply::Errno(libc::EINVAL);
     }
-    if procfs::tgid_of(tid).is_some() && !procfs::same_namespace(tid, "pid") {
+    if procfs::same_namespace(tid, "pid") == Some(false) {
         // A pid namespace of the program's (every namespace a program task is in descends
         // from the supervisor's, where its pid lives): the kernel signals only the processes
         // it sees there, which the supervisor and the waiter are not.
