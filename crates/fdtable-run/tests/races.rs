@@ -3,8 +3,9 @@
 //! calls that block inside the kernel (a FIFO's open, accept, recvmsg) while other threads
 //! change the table; forks while threads churn; two `dup`s whose numbers the kernel hands out
 //! in the other order than they were reserved; `RLIMIT_NOFILE` moved while threads allocate
-//! near it; processes that exit while their threads are inside notified calls, and a process
-//! sharing the table killed inside one. Each runs natively and under
+//! near it, and a child forked while a new one is unsettled; processes that exit while their
+//! threads are inside notified calls, and a process sharing the table killed inside one.
+//! Each runs natively and under
 //! `fdtable run --check-tables`: same output (the table back to its standard descriptors,
 //! then filled exactly to its limit), and no difference between the tables.
 
@@ -154,5 +155,29 @@ fn descriptors_received_while_other_threads_reserve_keep_the_kernels_bits() {
     for _ in 0..3 {
         let r = same_in("recv-bits", None, &[&p, "300"], &[], |_| {});
         assert_eq!(r.stdout, "disagreements 0 wrong-bits 0\n");
+    }
+}
+
+#[test]
+fn a_child_forked_while_a_new_limit_is_unsettled_has_the_new_limit() {
+    let Some(p) = probe("probe_limit_fork") else {
+        return;
+    };
+    // The child's limit was copied from the library's record of the parent's, which the
+    // unsettled setrlimit had not updated: its table errnos and F_GETFD followed the old
+    // limit (2-3 disagreements per run, every run).
+    for mode in ["lower", "raise"] {
+        let r = same_in(
+            &format!("limit-fork-{mode}"),
+            None,
+            &[&p, mode],
+            &[],
+            |_| {},
+        );
+        assert!(
+            r.stdout.ends_with("F_GETFD and fstat disagree on 0\n"),
+            "{}",
+            r.stdout
+        );
     }
 }

@@ -188,6 +188,9 @@ impl State {
                 .procs
                 .get(&ptgid)
                 .map_or(((1024, 1024), true), |p| (p.nofile, p.dumpable));
+            // The kernel copied the parent's limit with the process: a new one that another
+            // thread of the parent set may not be settled in the library yet.
+            let nofile = sys::nofile_of(child).unwrap_or(nofile);
             self.procs.insert(
                 tgid,
                 Proc {
