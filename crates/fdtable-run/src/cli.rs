@@ -333,9 +333,9 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     let untraced = cfg.untraced;
     let options = sup::events::options(exit_events, !cfg.floor);
     let mut cs = std::fs::File::from(cs);
-    let mut outside = vec![me, ntid, waiter];
+    let mut outside = vec![me, ntid];
     outside.extend(&readers);
-    let state = State::new(cfg, child, outside);
+    let state = State::new(cfg, child, outside, waiter);
     let state = std::sync::Arc::new(sup::Shared::new(state));
     let mut failed = None;
     let mut kept = None;

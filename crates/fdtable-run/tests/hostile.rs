@@ -146,6 +146,16 @@ fn the_supervisor_is_out_of_reach() {
 }
 
 #[test]
+fn the_programs_parent_may_be_signalled_through_a_pidfd_as_by_kill() {
+    let Some(p) = probe() else { return };
+    let r = same("hostile-parent", &[&p, "parent"], &[], |_| {});
+    assert_eq!(
+        r.stdout,
+        "pidfd_send_signal to the parent: ok\nthrough /proc/<parent>: ok\nkill of the parent: ok\n"
+    );
+}
+
+#[test]
 fn look_alikes_and_bits_the_kernel_sets_itself() {
     let Some(p) = probe() else { return };
     let r = same("hostile-lookalike", &[&p, "lookalike"], &[], |_| {});

@@ -92,7 +92,7 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     let caller = st.tasks.get(&tid).map_or(tid, |t| t.tgid);
     let (mut count, mut ret) = (0, 0);
     for p in procfs::pids() {
-        if p <= 1 || p == caller || st.outside.contains(&p) {
+        if p <= 1 || p == caller || p == st.waiter || st.outside.contains(&p) {
             continue;
         }
         count += 1;

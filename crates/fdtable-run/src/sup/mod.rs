@@ -179,9 +179,12 @@ pub struct State {
     pub early: HashSet<i32>,
     /// The program's first process.
     pub root: i32,
-    /// Processes that are not the program's: the supervisor's process and threads, and the
-    /// waiter (`kill(-1, sig)` leaves them out).
+    /// The supervisor's process and threads: what the program may not signal or name as a
+    /// `SIGIO` owner (the filter's list).
     pub outside: Vec<i32>,
+    /// The waiter, the program's parent: the program may signal it (as natively its parent),
+    /// but `kill(-1, sig)` leaves it out, as it leaves out the supervisor.
+    pub waiter: i32,
     /// Notes already printed (each once per run).
     notes: HashSet<String>,
     /// Counters.
@@ -194,7 +197,7 @@ pub struct State {
 
 impl State {
     /// The state for the program's first process `root` (its table is read at its exec).
-    pub fn new(cfg: Config, root: i32, outside: Vec<i32>) -> State {
+    pub fn new(cfg: Config, root: i32, outside: Vec<i32>, waiter: i32) -> State {
         let mut s = State {
             cfg,
             tasks: HashMap::default(),
@@ -203,6 +206,7 @@ impl State {
             early: HashSet::default(),
             root,
             outside,
+            waiter,
             notes: HashSet::default(),
             stats: Stats {
                 tasks: 1,

@@ -414,6 +414,19 @@ static void pidns(void) {
     waitpid(c, NULL, 0);
 }
 
+/* 9. The program's parent (the waiter under fdtable run) is not the supervisor: signalling
+ * it through a pidfd or a /proc/<pid> directory works as kill() does. */
+static void parent(void) {
+    int pfd = syscall(SYS_pidfd_open, getppid(), 0);
+    printf("pidfd_send_signal to the parent: %s\n",
+           err(syscall(SYS_pidfd_send_signal, pfd, 0, NULL, 0)));
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d", getppid());
+    int d = open(p, O_RDONLY | O_DIRECTORY);
+    printf("through /proc/<parent>: %s\n", err(syscall(SYS_pidfd_send_signal, d, 0, NULL, 0)));
+    printf("kill of the parent: %s\n", err(kill(getppid(), 0)));
+}
+
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     const char *m = argc > 1 ? argv[1] : "";
@@ -425,6 +438,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(m, "hidden")) hidden();
     else if (!strcmp(m, "lookalike")) lookalike();
     else if (!strcmp(m, "pidns")) pidns();
+    else if (!strcmp(m, "parent")) parent();
     else return 2;
     return 0;
 }
