@@ -84,6 +84,8 @@ enum Test {
     Set(u8, u32),
     /// Both arguments equal their values.
     Eq2(u8, u32, u8, u32),
+    /// The argument is within the inclusive range.
+    Range(u8, u32, u32),
     /// The ioctl command's type byte (argument 1, bits 8..16) equals.
     IoctlType(u32),
     /// `prlimit64`'s resource is `RLIMIT_NOFILE` and its new limit (argument 2) is not NULL.
@@ -149,6 +151,11 @@ fn rules(ctx: &Context) -> Vec<Rule> {
         cat::ioctl::USE_ONLY
             .iter()
             .map(|&(c, _)| (Test::Eq(1, c), RET_ALLOW)),
+    );
+    t.extend(
+        cat::ioctl::PRIVATE
+            .iter()
+            .map(|&(lo, hi, _)| (Test::Range(1, lo, hi), RET_NOTIFY)),
     );
     t.extend(
         cat::ioctl::USE_ONLY_TYPES
@@ -324,6 +331,13 @@ fn emit_rule(p: &mut Vec<Insn>, r: &Rule) {
                 block.push(jump(BPF_JEQ_K, v, 0, 3));
                 block.push(stmt(BPF_LD_W_ABS, arg_lo(b)));
                 block.push(jump(BPF_JEQ_K, w, 0, 1));
+                block.push(stmt(BPF_RET_K, action));
+            }
+            Test::Range(a, lo, hi) => {
+                block.push(stmt(BPF_LD_W_ABS, arg_lo(a)));
+                // Below `lo`: past the next two; above `hi`: past the return.
+                block.push(jump(BPF_JGE_K, lo, 0, 2));
+                block.push(jump(BPF_JGT_K, hi, 1, 0));
                 block.push(stmt(BPF_RET_K, action));
             }
             Test::IoctlType(ty) => {

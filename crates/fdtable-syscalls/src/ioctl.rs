@@ -109,6 +109,14 @@ pub const USE_ONLY_TYPES: &[(u8, &str)] = &[
     (0x8b, "wireless extensions"),
 ];
 
+/// Ranges of a use-only type whose commands each protocol or driver defines for itself
+/// (inclusive): what they do depends on the socket, so they are treated as unknown
+/// commands (`SIOCPROTOPRIVATE`: KCM's `SIOCKCMCLONE`, 0x89e2, installs a descriptor).
+pub const PRIVATE: &[(u32, u32, &str)] = &[
+    (0x89e0, 0x89ef, "SIOCPROTOPRIVATE"),
+    (0x89f0, 0x89ff, "SIOCDEVPRIVATE"),
+];
+
 /// Commands of a use-only type that set a file's `SIGIO`/`SIGURG` owner from a pid in
 /// memory (`FIOSETOWN`, `SIOCSPGRP`): they create nothing, but name a process.
 pub const SETS_OWNER: &[u32] = &[0x8901, 0x8902];
@@ -134,6 +142,7 @@ pub fn by_name(name: &str) -> Option<&'static Command> {
 /// Whether command `cmd` is known to only use its descriptor.
 pub fn use_only(cmd: u32) -> bool {
     by_value(cmd).is_none()
+        && !PRIVATE.iter().any(|&(lo, hi, _)| (lo..=hi).contains(&cmd))
         && (USE_ONLY.iter().any(|&(v, _)| v == cmd)
             || USE_ONLY_TYPES.iter().any(|&(t, _)| t == type_of(cmd)))
 }

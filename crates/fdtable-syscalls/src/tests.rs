@@ -76,6 +76,8 @@ fn commands() {
     assert!(ioctl::use_only(0x5401) && ioctl::use_only(0x541b) && ioctl::use_only(0x4004_9409));
     assert!(!ioctl::use_only(0x5441) && !ioctl::use_only(0x5451) && !ioctl::use_only(0x894c));
     assert!(ioctl::use_only(0xae80) && !ioctl::use_only(0xae01));
+    // SIOCKCMCLONE and the rest of the protocol- and device-private socket commands.
+    assert!(!ioctl::use_only(0x89e2) && !ioctl::use_only(0x89f0) && ioctl::use_only(0x8912));
     // An unknown type (DRM) may create descriptors.
     assert!(!ioctl::use_only(0xc010_642d));
     assert_eq!(ioctl::type_of(0x8010_b70b), 0xb7);

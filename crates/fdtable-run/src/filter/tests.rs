@@ -116,6 +116,11 @@ fn commands_and_arguments() {
         (0xae80, RET_ALLOW),        // KVM_RUN
         (0xae01, RET_NOTIFY),       // KVM_CREATE_VM
         (0xc010_642d, RET_NOTIFY),  // a DRM command: may install descriptors
+        (0x8912, RET_ALLOW),        // SIOCGIFCONF
+        (0x89df, RET_ALLOW),        // below SIOCPROTOPRIVATE
+        (0x89e0, RET_NOTIFY),       // SIOCPROTOPRIVATE (KCM's SIOCKCMATTACH)
+        (0x89e2, RET_NOTIFY),       // SIOCKCMCLONE: installs a descriptor
+        (0x89ff, RET_NOTIFY),       // the last of SIOCDEVPRIVATE
         (0x1_0000_5401, RET_ALLOW), // high bits are not the command's
     ] {
         assert_eq!(ev(&p, i, [3, cmd, 0, 0, 0, 0]), want, "ioctl {cmd:#x}");
