@@ -8,6 +8,10 @@ use fdtable_syscalls::consts::O_PATH;
 
 /// `fcntl(fd, F_GETFD)`.
 pub fn get(st: &mut State, tid: i32, fd: u32) -> Reply {
+    if st.table(tid).is_some_and(|t| t.bits.contains(&fd)) {
+        // Concurrent changes of the bit: the kernel's order decides it.
+        return Reply::Continue;
+    }
     match st.resolve(tid, fd) {
         Known::Installed => match st.tasks.get(&tid).map(|t| t.files.get_close_on_exec(fd)) {
             Some(Ok(c)) => Reply::Value(c as i64),
@@ -45,7 +49,13 @@ pub fn set(st: &mut State, tid: i32, fd: u32, on: bool, ioctl: bool) -> Reply {
         }
     }
     if shared {
-        // The kernel sets it when the call runs: until then a check leaves it out.
+        // The kernel sets it when the call runs: until then a check leaves it out. Another
+        // call in flight on this number may run after this one although decided before.
+        if let Some(t) = st.table(tid)
+            && t.busy.contains_key(&fd)
+        {
+            t.bits.insert(fd);
+        }
         st.in_flight(tid, Settle::Numbers, vec![fd]);
     }
     Reply::Continue

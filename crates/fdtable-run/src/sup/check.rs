@@ -47,9 +47,9 @@ impl State {
         let mut bad: Vec<String> = Vec::new();
         // Numbers of calls in flight are left out until they settle.
         let excluded = |st: &State, n: u32| {
-            st.tables
-                .get(&key)
-                .is_some_and(|t| t.busy.contains_key(&n) || t.uncertain.contains_key(&n))
+            st.tables.get(&key).is_some_and(|t| {
+                t.busy.contains_key(&n) || t.uncertain.contains_key(&n) || t.bits.contains(&n)
+            })
         };
         if full {
             let Some(task) = self.tasks.get(&tid) else {

@@ -158,7 +158,9 @@ impl State {
         // A table only the parent uses, with nothing in flight but a CLONE_PIDFD reservation
         // (which the kernel, as the library, leaves out of the copy), is copied exactly.
         let busy = self.tables.get(&key).is_some_and(|t| {
-            t.members > 1 || (!pidfd && (t.inflight > 0 || !t.uncertain.is_empty()))
+            t.members > 1
+                || !t.bits.is_empty()
+                || (!pidfd && (t.inflight > 0 || !t.uncertain.is_empty()))
         });
         let files = if flags & CLONE_FILES != 0 {
             let f = parent.files.share();

@@ -51,9 +51,15 @@ impl State {
     /// `execve` or `execveat` of `tid`, notified: settled by its exec event if it has them,
     /// else at its next stop.
     pub fn exec_call(&mut self, tid: i32) {
-        let Some(task) = self.tasks.get(&tid).filter(|t| !t.exec_events) else {
+        let Some(task) = self.tasks.get(&tid) else {
             return;
         };
+        if task.exec_events {
+            // In flight until its event (or, if it fails, its next stop): the table may not
+            // be settled through this task meanwhile, whose kernel table the exec replaces.
+            self.in_flight(tid, super::settle::Settle::Numbers, Vec::new());
+            return;
+        }
         // A process that cleared its dumpable flag (kept by the supervisor): its image now,
         // for an exec that leaves the table as it was (`exec_unseen`).
         if let Some(p) = self.procs.get_mut(&task.tgid).filter(|p| !p.dumpable) {
@@ -232,6 +238,14 @@ impl State {
     /// The exec event of `tid` (a task with exec events on).
     pub(super) fn on_exec(&mut self, tid: i32) {
         let former = ptrace::getevent(Pid::from_raw(tid)).map_or(tid, |v| v as i32);
+        // The exec replaced the task's table (unshared, its close-on-exec descriptors
+        // closed): what other tasks' calls left unsettled in the old one says nothing about
+        // it, and no probe through this task reaches the old one. It is read from the kernel.
+        if let Some(k) = self.tasks.get(&former).map(|t| key_of(&t.files))
+            && let Some(t) = self.tables.get_mut(&k)
+        {
+            t.stale = true;
+        }
         if former != tid {
             // A thread other than the leader executed: it takes the leader's id.
             if let Some(old) = self.tasks.remove(&tid) {
@@ -283,7 +297,11 @@ impl State {
         } else {
             let key = key_of(&task.files);
             let busy = self.tables.get(&key).is_some_and(|t| {
-                t.members > 1 || t.inflight > 0 || !t.uncertain.is_empty() || t.stale
+                t.members > 1
+                    || t.inflight > 0
+                    || !t.uncertain.is_empty()
+                    || !t.bits.is_empty()
+                    || t.stale
             });
             self.exec_ran(tid, busy);
         }

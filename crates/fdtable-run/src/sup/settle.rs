@@ -129,12 +129,15 @@ impl State {
                 }
             }
             Settle::Unshare => {
-                let peer = self
+                // Still sharing only if another task of the table is seen to use the same
+                // kernel table: a peer that is exiting (a `CLONE_FILES` child) answers nothing.
+                let peers: Vec<i32> = self
                     .tasks
                     .values()
-                    .find(|t| t.tid != tid && key_of(&t.files) == key)
-                    .map(|t| t.tid);
-                let alone = peer.is_none_or(|p| sys::same_files(tid, p) == Some(false));
+                    .filter(|t| t.tid != tid && key_of(&t.files) == key)
+                    .map(|t| t.tid)
+                    .collect();
+                let alone = !peers.iter().any(|&p| sys::same_files(tid, p) == Some(true));
                 if alone
                     && let Some(task) = self.tasks.get_mut(&tid)
                     && task.files.unshare().is_ok()
@@ -158,9 +161,19 @@ impl State {
         let Some(t) = self.tables.get_mut(&key) else {
             return;
         };
-        if t.inflight > 0 || (t.uncertain.is_empty() && !t.unbounded) {
+        // A stale table is read whole from the kernel before its next use.
+        if t.stale
+            || t.inflight > 0
+            || (t.uncertain.is_empty() && !t.unbounded && t.bits.is_empty())
+        {
             return;
         }
+        if !t.bits.is_empty() && !self.read_bits(key, tid) {
+            return;
+        }
+        let Some(t) = self.tables.get_mut(&key) else {
+            return;
+        };
         if std::mem::replace(&mut t.unbounded, false) && !self.reconcile(tid) {
             // Read through a task that has let go of the table: a task that holds it
             // settles it later.
@@ -203,6 +216,34 @@ impl State {
                 t.uncertain.insert(n, e);
             }
         }
+    }
+
+    /// Reads the close-on-exec bits of the numbers of table `key` that concurrent calls
+    /// changed from the kernel, through `tid`, once nothing is in flight; false (the bits
+    /// kept for a task that holds the table) if `tid` no longer does.
+    fn read_bits(&mut self, key: TableKey, tid: i32) -> bool {
+        let Some(t) = self.tables.get_mut(&key) else {
+            return false;
+        };
+        let bits = std::mem::take(&mut t.bits);
+        let mut read = Vec::with_capacity(bits.len());
+        for &n in &bits {
+            read.push((n, self.kernel_flags(tid, n)));
+        }
+        if !self.holds_table(tid) {
+            if let Some(t) = self.tables.get_mut(&key) {
+                t.bits = bits;
+            }
+            return false;
+        }
+        if let Some(task) = self.tasks.get(&tid) {
+            for (n, f) in read {
+                if let Some(f) = f {
+                    let _ = task.files.set_close_on_exec(n, f & O_CLOEXEC != 0);
+                }
+            }
+        }
+        true
     }
 
     /// Whether `tid` still holds its kernel table, on a quiet table (nothing in flight): a

@@ -64,6 +64,11 @@ pub struct Table {
     /// The numbers calls in flight may change, with how many such calls there are for each
     /// (left out of `--check-tables`).
     pub busy: std::collections::HashMap<u32, u32>,
+    /// Numbers whose close-on-exec bit a call changed while another call of the table that
+    /// may change it was in flight: the kernel may run the two in the other order, so the
+    /// bit is the kernel's (`F_GETFD` runs in the kernel; read from `fdinfo` when the table
+    /// is quiet).
+    pub bits: std::collections::BTreeSet<u32>,
 }
 
 impl Table {
