@@ -178,7 +178,7 @@ pub fn run(args: &BenchArgs, opts: Opts, quiet: bool) -> Vec<Row> {
         .map(|w| {
             let cases: Vec<_> = (w.cases)()
                 .into_iter()
-                .filter(|c| wanted(c.impl_name))
+                .filter(|c| c.members.iter().any(|m| wanted(m)))
                 .collect();
             (w, cases)
         })
@@ -209,7 +209,7 @@ pub fn run(args: &BenchArgs, opts: Opts, quiet: bool) -> Vec<Row> {
                             .collect::<Vec<_>>()
                             .join(", ");
                         progress.finish(&label, &summary);
-                        for m in ms {
+                        for m in ms.into_iter().filter(|m| wanted(&m.impl_name)) {
                             match pooled.iter_mut().find(|p| p.same(&m)) {
                                 Some(p) => p.merge(m),
                                 None => pooled.push(m),

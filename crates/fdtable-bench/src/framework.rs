@@ -290,6 +290,184 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
     })
 }
 
+/// Blocks per sample's worth of time in [`measure_interleaved`]: a sample of `sample_time`
+/// becomes this many blocks of `sample_time / BLOCKS_PER_SAMPLE` for every group.
+pub const BLOCKS_PER_SAMPLE: u32 = 50;
+
+/// Measures several implementations of one case *interleaved*: `groups[g][t]` is thread
+/// `t`'s loop for implementation `g` (every group has the same number of threads). Each
+/// group is calibrated to blocks of about `sample_time / BLOCKS_PER_SAMPLE` (at least
+/// 200 µs), then the groups run one block each, in an order rotated every cycle, for
+/// `samples × BLOCKS_PER_SAMPLE` cycles: every group spends about `samples × sample_time`
+/// measured, as [`measure`] would, but spread over the same stretch of time as the others.
+///
+/// On a guest whose speed changes under it for a second at a time (a busy sibling
+/// hyperthread, the host's own work: a 2× swing on the AMD guests of issue 21), one sample
+/// per implementation in turn compares implementations measured in different states of
+/// the machine; here every cycle measures them all within a few milliseconds, so sample
+/// `i` of every group is from the same state and the groups' samples can be compared pair
+/// by pair ([`paired_median`]).
+///
+/// Returns one [`Measurement`] per group, each with one sample per cycle, in cycle order.
+pub fn measure_interleaved(opts: &Opts, groups: Vec<Vec<Worker<'_>>>) -> Vec<Measurement> {
+    let ngroups = groups.len();
+    assert!(ngroups > 0, "an interleaved measurement needs a group");
+    let threads = groups[0].len();
+    assert!(
+        threads > 0 && groups.iter().all(|g| g.len() == threads),
+        "every group needs the same, non-zero, number of threads"
+    );
+    // Thread t's loops, one per group.
+    let mut per_thread: Vec<Vec<Worker<'_>>> = (0..threads).map(|_| Vec::new()).collect();
+    for g in groups {
+        for (t, w) in g.into_iter().enumerate() {
+            per_thread[t].push(w);
+        }
+    }
+    let cpus = allowed_cpus();
+    let base = Instant::now();
+    let stamps: Vec<Stamp> = (0..threads).map(|_| Stamp::default()).collect();
+    let start = Barrier::new(threads + 1);
+    let end = Barrier::new(threads + 1);
+    let cmd = AtomicU64::new(0);
+    let which = AtomicUsize::new(0);
+    let arrived = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let now = || base.elapsed().as_nanos() as u64;
+
+    std::thread::scope(|s| {
+        for (tid, mut works) in per_thread.into_iter().enumerate() {
+            let (stamps, start, end, cmd, which, arrived, stop, cpus) =
+                (&stamps, &start, &end, &cmd, &which, &arrived, &stop, &cpus);
+            std::thread::Builder::new()
+                .name(format!("bench-{tid}"))
+                .spawn_scoped(s, move || {
+                    if !cpus.is_empty() {
+                        pin_to(Some(cpus[tid % cpus.len()]));
+                    }
+                    loop {
+                        start.wait();
+                        // ORDERING: Acquire (all three); pair with the Release stores of the
+                        // sampling loop, which the `start` Barrier (a Mutex) already orders
+                        // before us.
+                        if stop.load(Ordering::Acquire) {
+                            break;
+                        }
+                        let n = cmd.load(Ordering::Acquire);
+                        let g = which.load(Ordering::Acquire);
+                        // ORDERING: AcqRel; pairs with the other workers' increments and the
+                        // Acquire loads below (the spin barrier only times the start).
+                        arrived.fetch_add(1, Ordering::AcqRel);
+                        let mut spins = 0u32;
+                        // ORDERING: Acquire; pairs with the other workers' AcqRel increments.
+                        while arrived.load(Ordering::Acquire) < threads {
+                            spins += 1;
+                            if spins.is_multiple_of(256) {
+                                std::thread::yield_now();
+                            } else {
+                                std::hint::spin_loop();
+                            }
+                        }
+                        let c0 = thread_cpu_ns();
+                        // ORDERING: Relaxed (the three stamps); read by the main thread after
+                        // `end.wait()`, a Barrier that orders them; they pair with nothing.
+                        stamps[tid].t0.store(now(), Ordering::Relaxed);
+                        works[g](n);
+                        stamps[tid].t1.store(now(), Ordering::Relaxed);
+                        stamps[tid]
+                            .cpu
+                            .store(thread_cpu_ns() - c0, Ordering::Relaxed);
+                        end.wait();
+                    }
+                })
+                .expect("spawning a benchmark thread");
+        }
+
+        // One block of group `g`: (wall, cpu ns per op per thread, parallelism).
+        let block = |g: usize, n: u64| {
+            // ORDERING: Release (all three); pair with the workers' Acquire loads, though
+            // `start.wait()` already orders them.
+            cmd.store(n, Ordering::Release);
+            which.store(g, Ordering::Release);
+            arrived.store(0, Ordering::Release);
+            start.wait();
+            end.wait();
+            // ORDERING: Relaxed; the workers' stamps are ordered before us by `end.wait()`.
+            let t0 = stamps.iter().map(|s| s.t0.load(Ordering::Relaxed)).min();
+            let t1 = stamps.iter().map(|s| s.t1.load(Ordering::Relaxed)).max();
+            let c: u64 = stamps.iter().map(|s| s.cpu.load(Ordering::Relaxed)).sum();
+            let wall = (t1.unwrap_or(0) - t0.unwrap_or(0)).max(1);
+            (
+                Duration::from_nanos(wall),
+                c as f64 / (threads as u64 * n) as f64,
+                c as f64 / wall as f64,
+            )
+        };
+
+        // Calibrate each group to its block length (this is also its warm-up).
+        let (iters, cycles): (Vec<u64>, usize) = if opts.fixed_iters > 0 {
+            for g in 0..ngroups {
+                block(g, opts.fixed_iters);
+            }
+            (vec![opts.fixed_iters; ngroups], opts.samples)
+        } else {
+            let target = (opts.sample_time / BLOCKS_PER_SAMPLE).max(Duration::from_micros(200));
+            let warm = opts.warmup / ngroups as u32;
+            let iters = (0..ngroups)
+                .map(|g| {
+                    let (mut n, mut spent) = (1u64, Duration::ZERO);
+                    let last = loop {
+                        let (t, _, _) = block(g, n);
+                        spent += t;
+                        if spent >= warm && t >= target {
+                            break t;
+                        }
+                        if t < target {
+                            n = n.saturating_mul(2);
+                        }
+                    };
+                    let per_op = last.as_nanos() as f64 / n as f64;
+                    ((target.as_nanos() as f64 / per_op.max(0.01)) as u64).max(1)
+                })
+                .collect();
+            (iters, opts.samples * BLOCKS_PER_SAMPLE as usize)
+        };
+
+        let mut out: Vec<Measurement> = iters
+            .iter()
+            .map(|&n| Measurement {
+                samples: Vec::with_capacity(cycles),
+                iters: n,
+                cpu: Vec::with_capacity(cycles),
+                par: Vec::with_capacity(cycles),
+            })
+            .collect();
+        for c in 0..cycles {
+            for k in 0..ngroups {
+                let g = (c + k) % ngroups;
+                let (wall, cpu, par) = block(g, iters[g]);
+                let m = &mut out[g];
+                m.samples.push(wall.as_nanos() as f64 / iters[g] as f64);
+                m.cpu.push(cpu);
+                m.par.push(par);
+            }
+        }
+        // ORDERING: Release; pairs with the workers' Acquire load of `stop`, which the
+        // `start.wait()` below already orders.
+        stop.store(true, Ordering::Release);
+        start.wait();
+        out
+    })
+}
+
+/// The median over `i` of `f(a[i], b[i])`: a comparison of two interleaved measurements
+/// sample by sample, each pair from the same stretch of time ([`measure_interleaved`]).
+/// `None` if the two do not have the same number of samples.
+pub fn paired_median(a: &[f64], b: &[f64], f: impl Fn(f64, f64) -> f64) -> Option<f64> {
+    (a.len() == b.len() && !a.is_empty())
+        .then(|| median(&a.iter().zip(b).map(|(x, y)| f(*x, *y)).collect::<Vec<_>>()))
+}
+
 /// The CPUs this process may run on (empty if that cannot be read).
 #[cfg(target_os = "linux")]
 pub fn allowed_cpus() -> Vec<usize> {
@@ -377,6 +555,54 @@ mod tests {
             // ORDERING: Relaxed; a counter read after `measure` joined its threads.
             assert_eq!(c.load(Ordering::Relaxed), 4 * 8);
         }
+    }
+
+    #[test]
+    fn interleaved_groups_run_every_cycle_in_step() {
+        // Two groups of two threads: each counts its iterations and records the order in
+        // which blocks ran.
+        let counts: Vec<AtomicU64> = (0..4).map(|_| AtomicU64::new(0)).collect();
+        let order = std::sync::Mutex::new(Vec::new());
+        let groups: Vec<Vec<Worker<'_>>> = (0..2)
+            .map(|g| {
+                let (counts, order) = (&counts, &order);
+                (0..2)
+                    .map(move |t| {
+                        Box::new(move |n: u64| {
+                            // ORDERING: Relaxed; a test counter read after `measure_interleaved`
+                            // joined its threads.
+                            counts[g * 2 + t].fetch_add(n, Ordering::Relaxed);
+                            if t == 0 {
+                                order.lock().unwrap().push(g);
+                            }
+                        }) as Worker<'_>
+                    })
+                    .collect()
+            })
+            .collect();
+        let ms = measure_interleaved(&Opts::TEST, groups);
+        assert_eq!(ms.len(), 2);
+        for m in &ms {
+            assert_eq!((m.samples.len(), m.cpu.len(), m.par.len()), (3, 3, 3));
+            assert_eq!(m.iters, 8);
+        }
+        for c in &counts {
+            // One warm-up block and three cycles.
+            // ORDERING: Relaxed; read after the threads were joined.
+            assert_eq!(c.load(Ordering::Relaxed), 4 * 8);
+        }
+        // Warm-up 0, 1; then cycles rotate: 0 1, 1 0, 0 1.
+        assert_eq!(*order.lock().unwrap(), [0, 1, 0, 1, 1, 0, 0, 1]);
+    }
+
+    #[test]
+    fn paired_median_compares_sample_by_sample() {
+        // b is a twice slower "state" in the middle: paired differences still see 1.
+        let a = [10.0, 20.0, 20.0, 10.0, 10.0];
+        let b = [11.0, 21.0, 21.0, 11.0, 11.0];
+        assert_eq!(paired_median(&b, &a, |x, y| x - y), Some(1.0));
+        assert_eq!(paired_median(&a, &b[..4], |x, y| x - y), None);
+        assert_eq!(paired_median(&[], &[], |x, y| x - y), None);
     }
 
     #[test]

@@ -109,6 +109,14 @@ pub const PATHS: &[(&str, &str)] = &[
         "fdtable-vfs: Task::ioctl FIONREAD on a pipe, shared table",
     ),
     (
+        "ioctl-generic-rwlock",
+        "rwlock: table lookup + file_ioctl FIONREAD on a pipe",
+    ),
+    (
+        "ioctl-generic-floor",
+        "floor: the pipe's unlocked_ioctl FIONREAD, called directly",
+    ),
+    (
         "ioctl-driver",
         "fdtable-vfs: Task::ioctl TESTDEV_IOC_GET, shared table",
     ),
@@ -261,7 +269,9 @@ pub fn run_path(path: &str, n: u64) -> Result<(), String> {
                 }
             });
         }
-        "ioctl-generic" => crate::workloads::ioctl::instructions(path, n, run_dyn)?,
+        "ioctl-generic" | "ioctl-generic-rwlock" | "ioctl-generic-floor" => {
+            crate::workloads::ioctl::instructions(path, n, run_dyn)?
+        }
         "ioctl-driver" => {
             use fdtable_vfs::devices::TESTDEV_IOC_GET;
             let mut task = fdtable_vfs::workloads::bench_task();

@@ -88,6 +88,10 @@ pub struct Row {
     /// A note on the row (what the operation is, a derived figure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Measured interleaved with the case's other interleaved rows: their samples pair up by
+    /// index, each pair from the same few milliseconds (`framework::measure_interleaved`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interleaved: bool,
 }
 
 impl Row {
@@ -114,6 +118,7 @@ impl Row {
             samples: m.samples.iter().map(|&s| round2(s)).collect(),
             parallelism: m.par.iter().map(|&p| round2(p)).collect(),
             note: None,
+            interleaved: false,
         }
     }
 

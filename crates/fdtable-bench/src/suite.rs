@@ -25,6 +25,9 @@ pub struct Measured {
     pub note: Option<String>,
     /// The samples.
     pub m: Measurement,
+    /// Measured interleaved with the other implementations of its case
+    /// ([`crate::framework::measure_interleaved`]): sample `i` of each is from the same time.
+    pub interleaved: bool,
 }
 
 impl Measured {
@@ -44,6 +47,7 @@ impl Measured {
     pub fn row(&self) -> Row {
         let mut row = Row::new(&self.key, &self.impl_name, &self.m);
         row.note = self.note.clone();
+        row.interleaved = self.interleaved;
         row
     }
 }
@@ -54,8 +58,10 @@ type RunFn = Box<dyn Fn(&mut Env) -> Result<Vec<Measured>, String>>;
 pub struct Case {
     /// For progress lines.
     pub label: String,
-    /// The implementation.
+    /// The implementation (the first of `members`).
     pub impl_name: &'static str,
+    /// Every implementation the case measures (one, or an interleaved group's).
+    pub members: Vec<&'static str>,
     run: RunFn,
 }
 
@@ -80,13 +86,52 @@ impl Case {
         Case {
             label: format!("{} {impl_name}", key.label()),
             impl_name,
+            members: vec![impl_name],
             run: Box::new(move |env| {
                 Ok(vec![Measured {
                     key: key.clone(),
                     impl_name: impl_name.to_string(),
                     note: note.clone(),
                     m: f(&env.opts)?,
+                    interleaved: false,
                 }])
+            }),
+        }
+    }
+
+    /// A case that measures several implementations interleaved
+    /// ([`crate::framework::measure_interleaved`]): `f` returns one measurement per member,
+    /// in the order of `members` (name, note).
+    pub fn interleaved(
+        key: Key,
+        members: &'static [(&'static str, Option<&'static str>)],
+        f: impl Fn(&Opts) -> Result<Vec<Measurement>, String> + 'static,
+    ) -> Self {
+        let names: Vec<&'static str> = members.iter().map(|m| m.0).collect();
+        Case {
+            label: format!("{} {} (interleaved)", key.label(), names.join(", ")),
+            impl_name: names[0],
+            members: names,
+            run: Box::new(move |env| {
+                let ms = f(&env.opts)?;
+                if ms.len() != members.len() {
+                    return Err(format!(
+                        "{} measurements for {} implementations",
+                        ms.len(),
+                        members.len()
+                    ));
+                }
+                Ok(members
+                    .iter()
+                    .zip(ms)
+                    .map(|((name, note), m)| Measured {
+                        key: key.clone(),
+                        impl_name: name.to_string(),
+                        note: note.map(str::to_string),
+                        m,
+                        interleaved: true,
+                    })
+                    .collect())
             }),
         }
     }
@@ -96,6 +141,7 @@ impl Case {
         Case {
             label: format!("{workload} gvisor (Go harness)"),
             impl_name: "gvisor",
+            members: vec!["gvisor"],
             run: Box::new(move |env| {
                 let opts = env.opts;
                 let lines = env.gvisor.run(workload, &opts)?;
@@ -115,6 +161,7 @@ impl Case {
                             note: (workload == "open1")
                                 .then(|| "eventfd create + install + close, no path walk".into()),
                             m: l.measurement(),
+                            interleaved: false,
                         }
                     })
                     .collect())

@@ -118,8 +118,91 @@ enum Cmp {
     BestNs(Spec, Vec<Spec>),
 }
 
+/// Rows measured interleaved with each other ([`crate::framework::measure_interleaved`]):
+/// per cycle kept, the rows' samples in the order given. `None` unless every row is
+/// interleaved in the same case (workload, threads, fds, variant) with the same number of
+/// samples; with `on_cpu`, only the cycles in which
+/// every row that does not sleep by design had its threads on CPU are kept (at least 3).
+fn cycles(rs: &[&Row], on_cpu: bool) -> Option<Vec<Vec<f64>>> {
+    let n = rs.first()?.samples.len();
+    let first = rs[0];
+    if n == 0
+        || !rs
+            .iter()
+            .all(|r| r.interleaved && r.samples.len() == n && r.same_case(first))
+    {
+        return None;
+    }
+    let running = |r: &Row, i: usize| {
+        !on_cpu
+            || sleeps_by_design(r)
+            || r.parallelism
+                .get(i)
+                .is_none_or(|&p| p >= 0.9 * r.threads as f64)
+    };
+    let kept: Vec<Vec<f64>> = (0..n)
+        .filter(|&i| rs.iter().all(|r| running(r, i)))
+        .map(|i| rs.iter().map(|r| r.samples[i]).collect())
+        .collect();
+    (kept.len() >= 3).then_some(kept)
+}
+
+/// The median over the cycles of `f(cycle)`.
+fn over_cycles(cs: &[Vec<f64>], f: impl Fn(&[f64]) -> f64) -> f64 {
+    crate::framework::median(&cs.iter().map(|c| f(c)).collect::<Vec<_>>())
+}
+
 impl Cmp {
-    fn eval(&self, rows: &Rows, value: Value) -> Option<f64> {
+    fn rows<'a>(&self, rows: &'a Rows) -> Option<Vec<&'a Row>> {
+        let specs: Vec<&Spec> = match self {
+            Cmp::Ops(a, b) | Cmp::Ns(a, b) => vec![a, b],
+            Cmp::Flat(v) => v.iter().collect(),
+            Cmp::Layer(a, bs, f) => [a, f].into_iter().chain(bs).collect(),
+            Cmp::BestNs(a, bs) => [a].into_iter().chain(bs).collect(),
+        };
+        specs
+            .into_iter()
+            .map(|s| rows.get(s.0, s.1, s.2, s.3, s.4))
+            .collect()
+    }
+
+    /// The comparison over interleaved rows, cycle by cycle: ratios are medians of the
+    /// cycles' ratios, layers medians of the cycles' differences from the floor.
+    fn eval_paired(&self, rs: &[&Row], on_cpu: bool) -> Option<f64> {
+        let cs = cycles(rs, on_cpu)?;
+        let t = |k: usize| rs[k].threads as f64;
+        Some(match self {
+            // ops(a) / ops(b) = (ta / a) / (tb / b).
+            Cmp::Ops(..) => over_cycles(&cs, |c| (t(0) / c[0]) / (t(1) / c[1])),
+            Cmp::Ns(..) => over_cycles(&cs, |c| (t(1) / c[1]) / (t(0) / c[0])),
+            Cmp::Flat(_) => return None,
+            Cmp::Layer(_, bs, _) => {
+                let own = over_cycles(&cs, |c| c[0] - c[1]);
+                let best = (0..bs.len())
+                    .map(|k| over_cycles(&cs, |c| c[2 + k] - c[1]))
+                    .fold(f64::INFINITY, f64::min);
+                if own <= 0.0 {
+                    f64::INFINITY
+                } else {
+                    best / own
+                }
+            }
+            Cmp::BestNs(_, bs) => (0..bs.len())
+                .map(|k| over_cycles(&cs, |c| c[1 + k] / c[0]))
+                .fold(f64::INFINITY, f64::min),
+        })
+    }
+
+    fn eval(&self, rows: &Rows, value: Value, on_cpu: bool) -> Option<f64> {
+        if let Some(rs) = self.rows(rows)
+            && let Some(x) = self.eval_paired(&rs, on_cpu)
+        {
+            return Some(x);
+        }
+        self.eval_medians(rows, value)
+    }
+
+    fn eval_medians(&self, rows: &Rows, value: Value) -> Option<f64> {
         match self {
             Cmp::Ops(a, b) => Some(ops(rows, *a, value)? / ops(rows, *b, value)?),
             Cmp::Ns(a, b) => Some(ops(rows, *b, value)? / ops(rows, *a, value)?),
@@ -168,7 +251,7 @@ pub fn evaluate(rows: &[Row]) -> Vec<Outcome> {
     let rows = Rows(rows);
     let mut out = Vec::new();
     let mut push = |target: String, cmp: Cmp, bound: f64, at_least: bool, context: String| {
-        if let Some(all) = cmp.eval(&rows, all_samples) {
+        if let Some(all) = cmp.eval(&rows, all_samples, false) {
             // gVisor's harness reports no CPU time: with two threads, its samples cannot be
             // filtered like ours, so an on-CPU comparison with it would not be like for like.
             let vs_gvisor_2t = matches!(&cmp, Cmp::Ops(_, b) if b.1 == "gvisor" && b.2 > 1);
@@ -178,7 +261,7 @@ pub fn evaluate(rows: &[Row]) -> Vec<Outcome> {
                 on_cpu: if vs_gvisor_2t {
                     None
                 } else {
-                    cmp.eval(&rows, on_cpu_samples)
+                    cmp.eval(&rows, on_cpu_samples, true)
                 },
                 bound,
                 at_least,
@@ -188,8 +271,8 @@ pub fn evaluate(rows: &[Row]) -> Vec<Outcome> {
     };
     let floor_scaling = |w: &'static str, f2: usize, v: Option<&'static str>| {
         let c = Cmp::Ops((w, "floor", 2, f2, v), (w, "floor", 1, 1, v));
-        let all = c.eval(&rows, all_samples);
-        let on = c.eval(&rows, on_cpu_samples);
+        let all = c.eval(&rows, all_samples, false);
+        let on = c.eval(&rows, on_cpu_samples, true);
         match (all, on) {
             (Some(a), Some(o)) => format!("floor scaled {a:.2}× ({o:.2}× on CPU)"),
             (Some(a), None) => format!("floor scaled {a:.2}×"),
@@ -252,7 +335,7 @@ pub fn evaluate(rows: &[Row]) -> Vec<Outcome> {
         ("dd", "fdtable", 1, 2, Some("shared")),
         ("dd", "kernel", 1, 2, Some("shared")),
     )
-    .eval(&rows, all_samples)
+    .eval(&rows, all_samples, false)
     .map(|x| format!("shared table: {x:.2}×"))
     .unwrap_or_default();
     // The file objects' own work (the floor) is most of a pair, so the layer is compared: ns
@@ -456,5 +539,44 @@ mod tests {
         assert_eq!(scaling.on_cpu, Some(2.0 * 10.0 / 10.5));
         assert!(!scaling.met());
         assert_eq!(scaling.met_on_cpu(), Some(true));
+    }
+
+    #[test]
+    fn interleaved_rows_compare_cycle_by_cycle() {
+        // Three cycles; in the third the floor's block ran slow. Cycle by cycle, fdtable's
+        // layer is the median of (1, 2, −10) = 1 and rwlock's of (5, 6, −6) = 5: 5×. The rows'
+        // medians (20, 24 against the floor's 28) would put both layers below zero.
+        let k = Key::new("dd", 1, 2).variant("shared");
+        let mk = |imp: &str, ns: &[f64]| {
+            let mut r = row(&k, imp, ns, &[1.0; 3]);
+            r.interleaved = true;
+            r
+        };
+        let mut rows = vec![
+            mk("fdtable", &[10.0, 30.0, 20.0]),
+            mk("floor", &[9.0, 28.0, 30.0]),
+            mk("rwlock", &[14.0, 34.0, 24.0]),
+            mk("mutex", &[15.0, 35.0, 25.0]),
+            mk("before", &[16.0, 36.0, 26.0]),
+        ];
+        let layer = |rows: &[Row]| {
+            evaluate(rows)
+                .into_iter()
+                .find(|o| o.target.starts_with("dd shared: fdtable's layer"))
+                .expect("the layer target")
+        };
+        let o = layer(&rows);
+        assert_eq!((o.all, o.on_cpu), (5.0, Some(5.0)));
+        // Not interleaved: the medians, and a layer at or below zero reads as met by far.
+        for r in &mut rows {
+            r.interleaved = false;
+        }
+        assert_eq!(layer(&rows).all, f64::INFINITY);
+        // Interleaved but from different runs (a sample count that differs): medians too.
+        for r in &mut rows {
+            r.interleaved = true;
+        }
+        rows[0].samples.push(20.0);
+        assert_eq!(layer(&rows).all, f64::INFINITY);
     }
 }

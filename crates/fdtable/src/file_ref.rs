@@ -441,21 +441,32 @@ impl<F: ?Sized> FileInner<F> {
         self.lend.load(Ordering::Acquire) == LEND_YES
     }
 
+    /// Whether a shared-table lookup that found the file not lendable must count itself
+    /// ([`FileInner::lend_due`]): only the first `LEND_AFTER + 1` do.
+    #[inline(always)]
+    pub(crate) fn lend_counting(&self) -> bool {
+        // ORDERING: Relaxed; as in `lend_due`.
+        self.lookups.load(Ordering::Relaxed) <= LEND_AFTER
+    }
+
     /// A shared-table `fdget_rcu` found the file not lendable: counts the lookup, and says
     /// whether this one should make it lendable.
     #[inline]
-    // Under loom `LEND_AFTER` is 0, and the comparison below always false.
-    #[cfg_attr(loom, allow(clippy::absurd_extreme_comparisons))]
     pub(crate) fn lend_due(&self) -> bool {
-        // ORDERING: Relaxed both; a heuristic (lost updates only delay lending).
+        // ORDERING: Relaxed both; a heuristic (lost updates only delay lending). The count
+        // moves by one from a value read, so it cannot pass `LEND_AFTER` without a lookup
+        // that read `LEND_AFTER` itself: that lookup (or, with racing ones, each of them) is
+        // the one that asks `may_lend`, once, as `FileLike::may_lend` promises. Past it the
+        // count is never written again: a file that may not be lent (a pipe, a socket) costs
+        // its later lookups one load and a branch here, not a call to `may_lend` each.
         let n = self.lookups.load(Ordering::Relaxed);
-        if n < LEND_AFTER {
-            self.lookups.store(n + 1, Ordering::Relaxed);
+        if n > LEND_AFTER {
             return false;
         }
+        self.lookups.store(n + 1, Ordering::Relaxed);
         // ORDERING: Relaxed; `LEND_MARKING` means another borrower is at it or gave up (the
         // file was closed under it): either way not ours to do.
-        self.lend.load(Ordering::Relaxed) == LEND_NO
+        n == LEND_AFTER && self.lend.load(Ordering::Relaxed) == LEND_NO
     }
 
     /// Makes the file lendable: announces it, then a barrier, then checks that `slot`, where

@@ -2,8 +2,11 @@
 //! it to an in-memory file — through the syscall layer, on an unshared table and on a shared
 //! one (a second handle alive).
 //!
-//! One operation is one *pair* (read + write). In the full run every sample is a whole
-//! `count=1M` run (1,048,576 pairs); `--quick` calibrates a shorter sample instead.
+//! One operation is one *pair* (read + write). Every implementation but the kernel runs
+//! **interleaved** with the others ([`framework::measure_interleaved`]): blocks of about
+//! 2 ms (0.4 ms with `--quick`) of each in turn, so the layer targets compare each row with
+//! the floor block by block, measured within milliseconds of each other. The kernel's rows
+//! keep whole `count=1M` samples (1,048,576 pairs) in the full run.
 //!
 //! - `fdtable`: `Task::read` / `Task::write` (`fdget_pos` → `vfs_read` / `vfs_write`).
 //! - `before`: the pre-2003 lookup: every pair looks both fds up in a [`BeforeFiles`] (read
@@ -17,7 +20,7 @@
 //! - `kernel`: `read(2)` from /dev/zero and `write(2)` to a memfd (the kernel's in-memory
 //!   file); unshared in a forked single-threaded child, shared on a thread of this process.
 
-use crate::framework::{self, Measurement, Opts, Worker};
+use crate::framework::{self, Opts, Worker};
 use crate::impls::before::BeforeFiles;
 use crate::impls::kernel;
 use crate::impls::locked_files::{LockedFiles, MutexFiles, RwLockFiles};
@@ -93,24 +96,19 @@ fn pair_direct(zero: &File, out: &File) -> Result<(), Errno> {
     Ok(())
 }
 
-pub(crate) fn one_worker(opts: &Opts, w: Worker<'_>) -> Measurement {
-    framework::measure(&dd_opts(opts), vec![w])
-}
+/// What a worker's case keeps alive beside the loop, on its own thread: the second handle
+/// that makes a table shared, the task whose files a locked table holds.
+pub(crate) type Keep = Vec<Task>;
 
-fn fdtable_case(shared: bool) -> Case {
-    Case::measure(key(shared), "fdtable", move |opts| {
-        let (task, sibling, dd) = setup(shared)?;
-        let m = one_worker(
-            opts,
-            Box::new(move |n| {
-                for _ in 0..n {
-                    dd.pair(&task).expect("dd pair");
-                }
-            }),
-        );
-        drop(sibling);
-        Ok(m)
-    })
+/// `fdtable`: `Task::read` / `Task::write`.
+fn fdtable_worker(shared: bool) -> Result<(Worker<'static>, Keep), String> {
+    let (task, sibling, dd) = setup(shared)?;
+    let w: Worker<'static> = Box::new(move |n| {
+        for _ in 0..n {
+            dd.pair(&task).expect("dd pair");
+        }
+    });
+    Ok((w, sibling.into_iter().collect()))
 }
 
 fn files(task: &Task, dd: &Dd) -> Result<(FileRef<File>, FileRef<File>), String> {
@@ -145,43 +143,62 @@ pub(crate) fn locked_table<L: LockedFiles>(task: &Task, dd: &Dd) -> Result<(L, i
 
 /// `before`, `mutex`, `rwlock`: both fds looked up through a lock-protected table (lock,
 /// reference, unlock) on every pair, then the same `vfs_read` / `vfs_write`.
-fn locked_case<L: LockedFiles>(shared: bool, note: &'static str) -> Case {
-    Case::measure_noted(key(shared), L::NAME, Some(note), move |opts| {
-        let (task, sibling, dd) = setup(shared)?;
-        let (table, z, o) = locked_table::<L>(&task, &dd)?;
-        let m = one_worker(
-            opts,
-            Box::new(move |n| {
-                for _ in 0..n {
-                    locked_pair(&table, z, o).expect("dd pair");
-                }
-            }),
-        );
-        drop((sibling, task));
-        Ok(m)
-    })
+fn locked_worker<L: LockedFiles + Send + 'static>(
+    shared: bool,
+) -> Result<(Worker<'static>, Keep), String> {
+    let (task, sibling, dd) = setup(shared)?;
+    let (table, z, o) = locked_table::<L>(&task, &dd)?;
+    let w: Worker<'static> = Box::new(move |n| {
+        for _ in 0..n {
+            locked_pair(&table, z, o).expect("dd pair");
+        }
+    });
+    Ok((w, sibling.into_iter().chain([task]).collect()))
 }
 
-fn floor_case(shared: bool) -> Case {
-    Case::measure_noted(
-        key(shared),
-        "floor",
-        Some("file objects called directly"),
-        move |opts| {
-            let (task, sibling, dd) = setup(shared)?;
-            let (zero, out) = files(&task, &dd)?;
-            let m = one_worker(
-                opts,
-                Box::new(move |n| {
-                    for _ in 0..n {
-                        pair_direct(black_box(&zero), black_box(&out)).expect("dd pair");
-                    }
-                }),
-            );
-            drop((sibling, task));
-            Ok(m)
-        },
-    )
+/// `floor`: the file objects called directly.
+fn floor_worker(shared: bool) -> Result<(Worker<'static>, Keep), String> {
+    let (task, sibling, dd) = setup(shared)?;
+    let (zero, out) = files(&task, &dd)?;
+    let w: Worker<'static> = Box::new(move |n| {
+        for _ in 0..n {
+            pair_direct(black_box(&zero), black_box(&out)).expect("dd pair");
+        }
+    });
+    Ok((w, sibling.into_iter().chain([task]).collect()))
+}
+
+/// The implementations measured interleaved, in the order of [`interleaved_case`]'s groups.
+const MEMBERS: &[(&str, Option<&str>)] = &[
+    ("fdtable", None),
+    (
+        "fdtable-qsbr",
+        Some("fdget_qsbr: an online QSBR thread, a quiescent state per pair"),
+    ),
+    ("before", Some("lock + ref per lookup")),
+    ("mutex", Some("Mutex<Vec<Option<FileRef>>>")),
+    ("rwlock", Some("RwLock<Vec<Option<FileRef>>>")),
+    ("floor", Some("file objects called directly")),
+];
+
+/// Every implementation but the kernel's, measured interleaved on one pinned thread
+/// ([`framework::measure_interleaved`]): the layer targets compare each row with the floor
+/// block by block. Each implementation has its own task, files and table.
+fn interleaved_case(shared: bool) -> Case {
+    Case::interleaved(key(shared), MEMBERS, move |opts| {
+        let made = [
+            fdtable_worker(shared)?,
+            super::qsbr::qsbr_worker(shared)?,
+            locked_worker::<BeforeFiles<FileRef<File>>>(shared)?,
+            locked_worker::<MutexFiles>(shared)?,
+            locked_worker::<RwLockFiles>(shared)?,
+            floor_worker(shared)?,
+        ];
+        let (groups, kept): (Vec<_>, Vec<_>) = made.into_iter().map(|(w, k)| (vec![w], k)).unzip();
+        let ms = framework::measure_interleaved(opts, groups);
+        drop(kept);
+        Ok(ms)
+    })
 }
 
 /// `/dev/zero` and a memfd (a temporary file off Linux), opened in the calling process.
@@ -232,15 +249,7 @@ fn kernel_case(shared: bool) -> Case {
 fn cases() -> Vec<Case> {
     let mut v = Vec::new();
     for shared in [false, true] {
-        v.extend([
-            fdtable_case(shared),
-            super::qsbr::qsbr_case(shared),
-            locked_case::<BeforeFiles<FileRef<File>>>(shared, "lock + ref per lookup"),
-            locked_case::<MutexFiles>(shared, "Mutex<Vec<Option<FileRef>>>"),
-            locked_case::<RwLockFiles>(shared, "RwLock<Vec<Option<FileRef>>>"),
-            kernel_case(shared),
-            floor_case(shared),
-        ]);
+        v.extend([interleaved_case(shared), kernel_case(shared)]);
     }
     v
 }
@@ -269,7 +278,8 @@ pub fn instructions(path: &str, n: u64, run: fn(u64, &mut dyn FnMut(u64))) -> Re
     Ok(())
 }
 
-/// Notes the descriptor layer's share (1 − floor / row) on the fdtable and before rows.
+/// Notes the descriptor layer's share (layer / row) on the fdtable and locked rows: the
+/// layer is row − floor, cycle by cycle for interleaved rows.
 fn finish(rows: &mut [Row]) {
     let floors: Vec<Row> = rows
         .iter()
@@ -286,12 +296,13 @@ fn finish(rows: &mut [Row]) {
         if let Some(f) = floors.iter().find(|f| f.same_case(r))
             && r.ns_per_op > 0.0
         {
-            let share = (1.0 - f.ns_per_op / r.ns_per_op).max(0.0) * 100.0;
-            let note = format!(
-                "layer {share:.0} % ({:.1} ns of {:.1})",
-                r.ns_per_op - f.ns_per_op,
-                r.ns_per_op
-            );
+            // Interleaved rows: the median of the cycles' differences (what the targets use).
+            let layer = (r.interleaved && f.interleaved)
+                .then(|| framework::paired_median(&r.samples, &f.samples, |a, b| a - b))
+                .flatten()
+                .unwrap_or(r.ns_per_op - f.ns_per_op);
+            let share = (layer / r.ns_per_op).max(0.0) * 100.0;
+            let note = format!("layer {share:.0} % ({layer:.1} ns of {:.1})", r.ns_per_op);
             r.note = Some(match r.note.take() {
                 Some(n) => format!("{n}; {note}"),
                 None => note,

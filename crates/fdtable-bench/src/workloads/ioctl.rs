@@ -89,7 +89,7 @@ fn setup(kind: Kind, threads: usize) -> Result<Setup, String> {
     Ok(Setup { main, per, cmd })
 }
 
-/// How `layer_case` dispatches.
+/// How `layer_workers` dispatches.
 #[derive(Clone, Copy, PartialEq)]
 enum Via {
     /// `Task::ioctl`.
@@ -101,69 +101,92 @@ enum Via {
     Floor,
 }
 
-fn layer_case(kind: Kind, threads: usize, via: Via) -> Case {
-    let (name, note) = match via {
-        Via::Layer => ("fdtable", None),
-        Via::Bkl => ("before", Some("one global lock (BKL)")),
-        Via::Floor => ("floor", Some("the file's unlocked_ioctl, called directly")),
-    };
-    Case::measure_noted(key(kind, threads), name, note, move |opts: &Opts| {
-        let Setup { main, per, cmd } = setup(kind, threads)?;
-        let lock = Arc::new(Bkl::new());
-        let workers: Vec<Worker<'static>> = per
-            .into_iter()
-            .map(|(t, fd)| {
-                let lock = lock.clone();
-                let file = t.files().fget(fd as u32).expect("the thread's file");
-                Box::new(move |n: u64| {
-                    let mut raw = [0u8; 8];
-                    let mut mem = LinearMemory::new(ARG, &mut raw);
-                    for _ in 0..n {
-                        let r = match via {
-                            Via::Layer => t.ioctl(black_box(fd), cmd, ARG, &mut mem),
-                            Via::Bkl => lock.ioctl(&t, black_box(fd), cmd, ARG, &mut mem),
-                            Via::Floor => {
-                                let f = black_box(&file);
-                                f.ops().unlocked_ioctl(f, cmd, ARG, &mut mem)
-                            }
-                        };
-                        black_box(r.expect("ioctl"));
-                    }
-                }) as Worker<'static>
-            })
-            .collect();
-        let m = framework::measure(opts, workers);
-        drop(main);
-        Ok(m)
-    })
+/// The threads' loops of `fdtable`, `before` or `floor` (by `via`) on a table of their own,
+/// and the task that keeps it.
+fn layer_workers(kind: Kind, threads: usize, via: Via) -> Result<Members, String> {
+    let Setup { main, per, cmd } = setup(kind, threads)?;
+    let lock = Arc::new(Bkl::new());
+    let workers: Vec<Worker<'static>> = per
+        .into_iter()
+        .map(|(t, fd)| {
+            let lock = lock.clone();
+            let file = t.files().fget(fd as u32).expect("the thread's file");
+            Box::new(move |n: u64| {
+                let mut raw = [0u8; 8];
+                let mut mem = LinearMemory::new(ARG, &mut raw);
+                for _ in 0..n {
+                    let r = match via {
+                        Via::Layer => t.ioctl(black_box(fd), cmd, ARG, &mut mem),
+                        Via::Bkl => lock.ioctl(&t, black_box(fd), cmd, ARG, &mut mem),
+                        Via::Floor => {
+                            let f = black_box(&file);
+                            f.ops().unlocked_ioctl(f, cmd, ARG, &mut mem)
+                        }
+                    };
+                    black_box(r.expect("ioctl"));
+                }
+            }) as Worker<'static>
+        })
+        .collect();
+    Ok((workers, main))
 }
 
 /// `mutex`, `rwlock`: each thread's file installed in one lock-protected table shared by the
 /// threads; every ioctl looks its fd up there, then runs the same dispatch as `Task::ioctl`.
-fn locked_case<L: LockedFiles>(kind: Kind, threads: usize) -> Case {
-    Case::measure(key(kind, threads), L::NAME, move |opts: &Opts| {
-        let Setup { main, per, cmd } = setup(kind, threads)?;
-        let table = Arc::new(L::default());
-        let workers: Vec<Worker<'static>> = per
-            .into_iter()
-            .map(|(t, fd)| {
-                let file = t.files().fget(fd as u32).expect("the thread's file");
-                let lfd = table.install(file);
-                let table = table.clone();
-                drop(t);
-                Box::new(move |n: u64| {
-                    let mut raw = [0u8; 8];
-                    let mut mem = LinearMemory::new(ARG, &mut raw);
-                    for _ in 0..n {
-                        let f = table.fget(black_box(lfd)).expect("the thread's fd");
-                        black_box(file_ioctl(&f, cmd, ARG, &mut mem).expect("ioctl"));
-                    }
-                }) as Worker<'static>
-            })
-            .collect();
-        let m = framework::measure(opts, workers);
-        drop(main);
-        Ok(m)
+fn locked_workers<L: LockedFiles + Send + Sync + 'static>(
+    kind: Kind,
+    threads: usize,
+) -> Result<Members, String> {
+    let Setup { main, per, cmd } = setup(kind, threads)?;
+    let table = Arc::new(L::default());
+    let workers: Vec<Worker<'static>> = per
+        .into_iter()
+        .map(|(t, fd)| {
+            let file = t.files().fget(fd as u32).expect("the thread's file");
+            let lfd = table.install(file);
+            let table = table.clone();
+            drop(t);
+            Box::new(move |n: u64| {
+                let mut raw = [0u8; 8];
+                let mut mem = LinearMemory::new(ARG, &mut raw);
+                for _ in 0..n {
+                    let f = table.fget(black_box(lfd)).expect("the thread's fd");
+                    black_box(file_ioctl(&f, cmd, ARG, &mut mem).expect("ioctl"));
+                }
+            }) as Worker<'static>
+        })
+        .collect();
+    Ok((workers, main))
+}
+
+/// One implementation's loops, one per thread, and the task that keeps its table.
+type Members = (Vec<Worker<'static>>, Task);
+
+/// The implementations measured interleaved, in the order of [`interleaved_case`]'s groups.
+const MEMBERS: &[(&str, Option<&str>)] = &[
+    ("fdtable", None),
+    ("before", Some("one global lock (BKL)")),
+    ("mutex", None),
+    ("rwlock", None),
+    ("floor", Some("the file's unlocked_ioctl, called directly")),
+];
+
+/// Every implementation but the kernel's, measured interleaved
+/// ([`framework::measure_interleaved`]): each on a table and files of its own, the same
+/// threads running one block of each in turn.
+fn interleaved_case(kind: Kind, threads: usize) -> Case {
+    Case::interleaved(key(kind, threads), MEMBERS, move |opts| {
+        let made = [
+            layer_workers(kind, threads, Via::Layer)?,
+            layer_workers(kind, threads, Via::Bkl)?,
+            locked_workers::<MutexFiles>(kind, threads)?,
+            locked_workers::<RwLockFiles>(kind, threads)?,
+            layer_workers(kind, threads, Via::Floor)?,
+        ];
+        let (groups, kept): (Vec<_>, Vec<_>) = made.into_iter().unzip();
+        let ms = framework::measure_interleaved(opts, groups);
+        drop(kept);
+        Ok(ms)
     })
 }
 
@@ -242,35 +265,52 @@ fn cases() -> Vec<Case> {
                 Kind::Driver => "TCGETS on a pty",
             };
             v.extend([
-                layer_case(kind, threads, Via::Layer),
-                layer_case(kind, threads, Via::Bkl),
-                locked_case::<MutexFiles>(kind, threads),
-                locked_case::<RwLockFiles>(kind, threads),
+                interleaved_case(kind, threads),
                 Case::measure_noted(key(kind, threads), "kernel", Some(note), move |opts| {
                     kernel_run(opts, kind, threads)
                 }),
-                layer_case(kind, threads, Via::Floor),
             ]);
         }
     }
     v
 }
 
-/// The generic ioctl path of `fdtable bench --instructions` (see [`crate::instructions`]):
-/// `FIONREAD` on a pipe (a file that is never lent) on a shared table; sets up, then hands a
-/// loop of `n` calls to `run`. (Here rather than beside the other paths, so that the setup's
+/// The generic ioctl paths of `fdtable bench --instructions` (see [`crate::instructions`]):
+/// `FIONREAD` on a pipe (a file that is never lent) on a shared table through `Task::ioctl`,
+/// through an `RwLock` table and `file_ioctl`, or the pipe's own `unlocked_ioctl` (the
+/// floor); sets up, then hands a loop of `n` calls to `run`. (Here rather than beside the other paths, so that the setup's
 /// code does not change how the compiler treats theirs.)
 pub fn instructions(path: &str, n: u64, run: fn(u64, &mut dyn FnMut(u64))) -> Result<(), String> {
-    debug_assert_eq!(path, "ioctl-generic");
     let Setup { main, per, cmd } = setup(Kind::Generic, 1)?;
     let (task, fd) = per.into_iter().next().ok_or("no thread")?;
     let mut raw = [0u8; 8];
     let mut mem = LinearMemory::new(ARG, &mut raw);
-    run(n, &mut |k| {
-        for _ in 0..k {
-            black_box(task.ioctl(black_box(fd), cmd, ARG, &mut mem)).expect("ioctl");
+    match path {
+        "ioctl-generic-rwlock" => {
+            let table = RwLockFiles::default();
+            let lfd = table.install(task.files().fget(fd as u32).ok_or("no file")?);
+            run(n, &mut |k| {
+                for _ in 0..k {
+                    let f = table.fget(black_box(lfd)).expect("the fd");
+                    black_box(file_ioctl(&f, cmd, ARG, &mut mem)).expect("ioctl");
+                }
+            });
         }
-    });
+        "ioctl-generic-floor" => {
+            let file = task.files().fget(fd as u32).ok_or("no file")?;
+            run(n, &mut |k| {
+                for _ in 0..k {
+                    let f = black_box(&file);
+                    black_box(f.ops().unlocked_ioctl(f, cmd, ARG, &mut mem)).expect("ioctl");
+                }
+            });
+        }
+        _ => run(n, &mut |k| {
+            for _ in 0..k {
+                black_box(task.ioctl(black_box(fd), cmd, ARG, &mut mem)).expect("ioctl");
+            }
+        }),
+    }
     drop(main);
     Ok(())
 }

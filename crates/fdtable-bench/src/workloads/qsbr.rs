@@ -2,10 +2,10 @@
 //! case and two instruction paths, in a module of their own so that their code does not
 //! change how the compiler lays out the other paths (their instruction counts are baselines).
 
-use super::dd::{key, one_worker, setup, with_pos};
+use super::dd::{Keep, setup, with_pos};
+use crate::framework::Worker;
 use crate::impls::fdtable::FdTable;
 use crate::impls::{BenchFile, Table};
-use crate::suite::Case;
 use fdtable::rcu::QsbrThread;
 use fdtable::{Errno, Files};
 use fdtable_vfs::read_write::{vfs_read, vfs_write};
@@ -18,27 +18,16 @@ use std::hint::black_box;
 /// the pair as `Task::read` and `Task::write` make it, with `with_fdget_qsbr` in place of
 /// `with_fdget_rcu` (no read-side section); a quiescent state after every pair, as a dispatch loop
 /// would report one after every request.
-pub(crate) fn qsbr_case(shared: bool) -> Case {
-    Case::measure_noted(
-        key(shared),
-        "fdtable-qsbr",
-        Some("fdget_qsbr: an online QSBR thread, a quiescent state per pair"),
-        move |opts| {
-            let (task, sibling, dd) = setup(shared)?;
-            let m = one_worker(
-                opts,
-                Box::new(move |n| {
-                    let mut me = QsbrThread::online().expect("a QSBR reader");
-                    for _ in 0..n {
-                        qsbr_pair(&task, &me, dd.zero, dd.out).expect("dd pair");
-                        me.quiescent_state();
-                    }
-                }),
-            );
-            drop(sibling);
-            Ok(m)
-        },
-    )
+pub(crate) fn qsbr_worker(shared: bool) -> Result<(Worker<'static>, Keep), String> {
+    let (task, sibling, dd) = setup(shared)?;
+    let w: Worker<'static> = Box::new(move |n| {
+        let mut me = QsbrThread::online().expect("a QSBR reader");
+        for _ in 0..n {
+            qsbr_pair(&task, &me, dd.zero, dd.out).expect("dd pair");
+            me.quiescent_state();
+        }
+    });
+    Ok((w, sibling.into_iter().collect()))
 }
 
 /// `with_file` of `Task` (`fdtable-vfs`) on `with_fdget_qsbr`: `EBADF` for a free fd or an
@@ -61,7 +50,7 @@ fn qsbr_file<R>(
     )
 }
 
-/// One dd pair through `fdget_qsbr` (see [`qsbr_case`]).
+/// One dd pair through `fdget_qsbr` (see [`qsbr_worker`]).
 #[inline(always)]
 fn qsbr_pair(task: &Task, me: &QsbrThread, z: i32, o: i32) -> Result<(), Errno> {
     let mut b = [0u8; 1];

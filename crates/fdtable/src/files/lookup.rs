@@ -750,10 +750,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             }
             // SAFETY: `try_get_rcu` took a reference, which the result takes over.
             let file = unsafe { FileRef::from_inner(p) };
-            if file.inner().lend_due() && file.may_lend() {
+            if file.inner().lend_counting() {
                 // SAFETY: `p` was read from `slot` while online, which counts as a borrow
                 // section for the release's wait (it waits for every online thread).
-                unsafe { FileInner::make_lendable(p, slot) };
+                unsafe { Self::count_lookup(&file, p, slot) };
             }
             return Some(QsbrFd::counted(file));
         }
@@ -801,7 +801,10 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// `fdget_rcu` on a shared table found a file that is not lendable (yet): takes a
     /// counted reference, as [`Files::fget`] does, and makes the file lendable for the next
     /// lookups if it is due (see [`LEND_AFTER`](crate::LEND_AFTER)) and
-    /// [`may_lend`](FileLike::may_lend) says so.
+    /// [`may_lend`](FileLike::may_lend) says so. Out of line, so that the lent path around
+    /// it keeps its registers, and small, so that the call saves few of them: for a file that
+    /// is never lent (a pipe, a socket) this is the common path; its rare parts are out of
+    /// line again.
     ///
     /// # Safety
     ///
@@ -818,20 +821,53 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         let got = unsafe { FileInner::try_get_rcu(p.as_ptr()) };
         // ORDERING: Acquire; as in `fget_inner`.
         if !got || slot.load(Ordering::Acquire) != p.as_ptr() {
-            rcu::borrow_end(token);
-            // SAFETY: if `got`, `try_get_rcu` took a reference, dropped here, outside the
-            // section (it may release the file).
-            drop(got.then(|| unsafe { FileRef::from_inner(p) }));
-            return self.fget(fd).map(RcuFd::counted);
+            return self.fdget_rcu_unlent_raced(fd, p, got, token);
         }
         // SAFETY: `try_get_rcu` took a reference, which the result takes over.
         let file = unsafe { FileRef::from_inner(p) };
-        if file.inner().lend_due() && file.may_lend() {
+        if file.inner().lend_counting() {
             // SAFETY: `p` was read from `slot` in the section, still open.
-            unsafe { FileInner::make_lendable(p, slot) };
+            unsafe { Self::count_lookup(&file, p, slot) };
         }
         rcu::borrow_end(token);
         Some(RcuFd::counted(file))
+    }
+
+    /// [`Files::fdget_rcu_unlent`] lost a race (the file was dying, or its slot changed
+    /// under the lookup): drops what it took and looks up again the counted way.
+    #[cold]
+    #[inline(never)]
+    fn fdget_rcu_unlent_raced(
+        &self,
+        fd: u32,
+        p: NonNull<FileInner<F>>,
+        got: bool,
+        token: rcu::BorrowToken,
+    ) -> Option<RcuFd<'_, F>> {
+        rcu::borrow_end(token);
+        // SAFETY: if `got`, `try_get_rcu` took a reference, dropped here, outside the
+        // section (it may release the file).
+        drop(got.then(|| unsafe { FileRef::from_inner(p) }));
+        self.fget(fd).map(RcuFd::counted)
+    }
+
+    /// One of a file's first lookups ([`FileInner::lend_counting`]): counts it, and makes
+    /// the file lendable if this is the one that is due and the file may be lent.
+    ///
+    /// # Safety
+    ///
+    /// `p` (the file of `file`) was read from `slot` inside a borrow section, still open.
+    #[cold]
+    #[inline(never)]
+    unsafe fn count_lookup(
+        file: &FileRef<F>,
+        p: NonNull<FileInner<F>>,
+        slot: &crate::fdtable::Slot<F>,
+    ) {
+        if file.inner().lend_due() && file.may_lend() {
+            // SAFETY: per the contract.
+            unsafe { FileInner::make_lendable(p, slot) };
+        }
     }
 
     /// `fdget_rcu` read an empty slot of an array that growth retired (and cleared): again,
