@@ -51,14 +51,24 @@ pub fn set(st: &mut State, tid: i32, fd: u32, on: bool, ioctl: bool) -> Reply {
     if shared {
         // The kernel sets it when the call runs: until then a check leaves it out. Another
         // call in flight on this number may run after this one although decided before.
-        if let Some(t) = st.table(tid)
-            && t.busy.contains_key(&fd)
-        {
-            t.bits.insert(fd);
-        }
+        contested(st, tid, &[fd]);
         st.in_flight(tid, Settle::Numbers, vec![fd]);
     }
     Reply::Continue
+}
+
+/// A call about to set the close-on-exec bit of `ns` on a shared table (`F_SETFD`,
+/// `FIOCLEX`, `close_range(CLOSE_RANGE_CLOEXEC)`, `dup3` onto an open number): numbers another
+/// call in flight is also changing get their bit from the kernel, whose order of the two
+/// decides it ([`crate::sup::table::Table::bits`]). Call before this call is in flight.
+pub fn contested(st: &mut State, tid: i32, ns: &[u32]) {
+    if let Some(t) = st.table(tid) {
+        for n in ns {
+            if t.busy.contains_key(n) {
+                t.bits.insert(*n);
+            }
+        }
+    }
 }
 
 fn is_opath(st: &mut State, tid: i32, fd: u32) -> bool {

@@ -82,6 +82,9 @@ pub fn close_range(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     }
     let mut touched = Vec::new();
     if flags & CLOSE_RANGE_CLOEXEC as u32 != 0 {
+        // A bit another call in flight changes too (an F_SETFD decided earlier may run
+        // later): the kernel's order decides it.
+        super::cloexec::contested(st, tid, &in_range);
         if let Some(t) = st.tasks.get_mut(&tid) {
             let _ = t.files.close_range(first, last, flags);
         }

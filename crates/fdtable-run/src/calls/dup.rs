@@ -167,6 +167,9 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
                     origin,
                     ..Expect::default()
                 };
+                // An earlier call still in flight on `n` (an F_SETFD) may run after this
+                // one: the bit is then the kernel's to say.
+                super::cloexec::contested(st, tid, &[n]);
                 st.make_uncertain(tid, n, e);
                 st.in_flight(tid, Settle::Numbers, vec![n]);
             }

@@ -430,10 +430,49 @@ impl State {
         }
     }
 
-    /// Rebuilds `tid`'s table from the kernel's if it is stale.
+    /// Rebuilds `tid`'s table from the kernel's if it is stale. The table's other users
+    /// (another process's `CLONE_FILES` sharers, after one of them executed) use the same
+    /// kernel table, so they move to the rebuilt one with `tid`: rebuilt for each on its
+    /// own, the sharers would end on tables of their own while the kernel's stays one.
+    /// A user that `kcmp` shows on another kernel table stays, and is rebuilt on its own.
     pub fn fresh(&mut self, tid: i32) {
-        if self.table(tid).is_some_and(|t| t.stale) {
-            self.rebuild(tid);
+        let Some(old_key) = self.key(tid) else {
+            return;
+        };
+        if !self.tables.get(&old_key).is_some_and(|t| t.stale) {
+            return;
+        }
+        self.rebuild(tid);
+        let Some(new_key) = self.key(tid).filter(|&k| k != old_key) else {
+            return;
+        };
+        let others: Vec<i32> = self
+            .tasks
+            .values()
+            .filter(|t| t.tid != tid && key_of(&t.files) == old_key)
+            .map(|t| t.tid)
+            .filter(|&o| sys::same_files(tid, o) != Some(false))
+            .collect();
+        for o in others {
+            let Some(shared) = self.tasks.get_mut(&tid).map(|t| t.files.share()) else {
+                return;
+            };
+            let Some(task) = self.tasks.get_mut(&o) else {
+                continue;
+            };
+            let old = std::mem::replace(&mut task.files, shared);
+            // A call of the mover still in flight settles on the rebuilt table; what it
+            // reserved in the old one is not there, so the table is read from the kernel
+            // again once quiet.
+            let moved_call = task.inflight.is_some();
+            drop(old);
+            self.leave(old_key, o);
+            let t = self.tables.entry(new_key).or_default();
+            t.members += 1;
+            if moved_call {
+                t.inflight += 1;
+                t.unbounded = true;
+            }
         }
     }
 

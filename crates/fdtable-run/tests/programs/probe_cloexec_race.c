@@ -1,0 +1,76 @@
+/* Two threads of one table: one clears the close-on-exec bit of 5..9 (F_SETFD 0, or
+ * ioctl FIONCLEX), the other sets it with close_range(n, n, CLOSE_RANGE_CLOEXEC); both
+ * joined, F_GETFD (the library's answer) must equal the kernel's bit (fdinfo), and an exec
+ * must keep exactly the numbers whose kernel bit is clear.
+ *
+ *   crbits setfd|fionclex|dup3 ROUNDS [ITERS]   (dup3: the setter is dup3(0, n, O_CLOEXEC))
+ * Prints "MODE: F_GETFD differs from fdinfo in R1 of R rounds".
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static int iters = 1, fion, viadup;
+static pthread_barrier_t bar;
+static void *clearer(void *u) {
+    (void)u;
+    pthread_barrier_wait(&bar);
+    for (int i = 0; i < iters; i++) {
+        if (fion) ioctl(5 + i % 5, FIONCLEX);
+        else fcntl(5 + i % 5, F_SETFD, 0);
+    }
+    return NULL;
+}
+static void *setter(void *u) {
+    (void)u;
+    pthread_barrier_wait(&bar);
+    for (int i = 0; i < iters; i++) {
+        if (viadup) dup3(0, 5 + i % 5, O_CLOEXEC);
+        else syscall(SYS_close_range, 5 + i % 5, 5 + i % 5, CLOSE_RANGE_CLOEXEC);
+    }
+    return NULL;
+}
+static int kbit(int n) {
+    char p[64], l[128];
+    snprintf(p, sizeof p, "/proc/self/fdinfo/%d", n);
+    FILE *f = fopen(p, "r");
+    int c = -1;
+    while (f && fgets(l, sizeof l, f)) {
+        unsigned fl;
+        if (sscanf(l, "flags: %o", &fl) == 1) c = !!(fl & 02000000);
+    }
+    if (f) fclose(f);
+    return c;
+}
+int main(int argc, char **argv) {
+    const char *m = argc > 1 ? argv[1] : "setfd";
+    fion = !strcmp(m, "fionclex");
+    viadup = !strcmp(m, "dup3");
+    int rounds = argc > 2 ? atoi(argv[2]) : 500;
+    iters = argc > 3 ? atoi(argv[3]) : 1;
+    for (int n = 5; n < 10; n++) dup3(0, n, O_CLOEXEC);
+    pthread_barrier_init(&bar, NULL, 2);
+    int bad = 0;
+    for (int k = 0; k < rounds; k++) {
+        pthread_t a, b;
+        pthread_create(&a, NULL, clearer, NULL);
+        pthread_create(&b, NULL, setter, NULL);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        int d = 0;
+        for (int n = 5; n < 10 && n < 5 + iters; n++) {
+            int g = fcntl(n, F_GETFD), kb = kbit(n);
+            if (g != kb) { d = 1; if (getenv("V")) fprintf(stderr, "round %d: %d F_GETFD %d kernel %d\n", k, n, g, kb); }
+        }
+        bad += d;
+    }
+    printf("%s: F_GETFD differs from fdinfo in %d of %d rounds\n", m, bad, rounds);
+    return 0;
+}
