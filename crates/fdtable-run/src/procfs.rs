@@ -232,6 +232,43 @@ pub fn own_fd_count() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1))
 }
 
+/// The thread-group id and the parent's process id of task `tid` (`Tgid:` and `PPid:`).
+pub fn ids_of(tid: i32) -> Option<(i32, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    Some((
+        field(&text, "Tgid:")?.parse().ok()?,
+        field(&text, "PPid:")?.parse().ok()?,
+    ))
+}
+
+/// Whether task `tid` may be inside a clone call: running (what it runs is not shown), or
+/// blocked or stopped in `clone`, `clone3`, `fork` or `vfork`. False when it is gone or blocked
+/// in another call.
+pub fn may_be_cloning(tid: i32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/syscall")) else {
+        return false;
+    };
+    match text.split_whitespace().next() {
+        Some("running") => true,
+        Some(nr) => nr.parse::<i64>().is_ok_and(|nr| {
+            [
+                libc::SYS_clone,
+                libc::SYS_clone3,
+                libc::SYS_fork,
+                libc::SYS_vfork,
+            ]
+            .contains(&nr)
+        }),
+        None => false,
+    }
+}
+
+/// The task tracing task `tid` (`TracerPid:`; 0 when none); `None` when it is gone.
+pub fn tracer_of(tid: i32) -> Option<i32> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    field(&text, "TracerPid:")?.parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

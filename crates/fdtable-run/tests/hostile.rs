@@ -72,6 +72,30 @@ fn memory_the_supervisor_cannot_read() {
 }
 
 #[test]
+fn a_task_clone3_made_untraced_is_killed_with_what_it_made() {
+    let Some(p) = cc("probe_untraced3.c", &build_dir()) else {
+        return;
+    };
+    let p = p.to_str().unwrap();
+    // clone3 reads CLONE_UNTRACED from memory the supervisor does not read: the new task is
+    // found when the caller's next call settles the clone3, and killed. A stray that forked
+    // at once, or one made a child of the caller's parent (CLONE_PARENT), ran on: only the
+    // caller's threads and their children were searched.
+    for v in ["plain", "fork", "parent"] {
+        let dir = scratch(&format!("hostile-untraced3-{v}"));
+        let n = native(&[p, v], &dir, &[]);
+        assert_eq!(n.stdout, "stray: running\n", "{v}: {n:?}");
+        let r = under(&[], &[p, v], &dir, &[]);
+        assert_eq!(r.stdout, "stray: killed\n", "{v}: {}", r.stderr);
+        assert!(
+            r.notes().iter().any(|l| l.contains("was created untraced")),
+            "{v}: {}",
+            r.stderr
+        );
+    }
+}
+
+#[test]
 fn descriptors_inside_structures_and_untraced_clones() {
     let Some(p) = probe() else { return };
     let dir = scratch("hostile-hidden");

@@ -84,7 +84,10 @@ impl State {
                     | libc::PTRACE_EVENT_VFORK
                     | libc::PTRACE_EVENT_CLONE => self.on_clone(tid, ev),
                     libc::PTRACE_EVENT_EXEC => self.on_exec(tid),
-                    libc::PTRACE_EVENT_EXIT => self.on_exit_event(tid),
+                    libc::PTRACE_EVENT_EXIT => {
+                        self.on_exit_event(tid);
+                        self.claim_early();
+                    }
                     libc::PTRACE_EVENT_STOP => self.on_stop(tid, sig),
                     _ => {
                         let _ = sys::resume(tid, 0);
@@ -92,8 +95,14 @@ impl State {
                 }
             }
             Status::Signal(tid, sig) => self.on_signal(tid, sig),
-            Status::Exited(tid, code) => self.on_gone(tid, Exit::Code(code)),
-            Status::Signaled(tid, sig) => self.on_gone(tid, Exit::Signal(sig)),
+            Status::Exited(tid, code) => {
+                self.on_gone(tid, Exit::Code(code));
+                self.claim_early();
+            }
+            Status::Signaled(tid, sig) => {
+                self.on_gone(tid, Exit::Signal(sig));
+                self.claim_early();
+            }
         }
     }
 
@@ -140,6 +149,15 @@ impl State {
         if !pidfd {
             self.task_back(tid);
             self.fresh(tid);
+        }
+        if self.tasks.contains_key(&child) {
+            // Claimed already, from the kernel (`early`): a creator in this group seemed to
+            // be in another call when the child stopped.
+            if pidfd {
+                self.settle_call(tid, true);
+            }
+            let _ = sys::resume(tid, 0);
+            return;
         }
         let Some(parent) = self.tasks.get_mut(&tid) else {
             let _ = sys::resume(tid, 0);
@@ -297,7 +315,7 @@ impl State {
     fn on_stop(&mut self, tid: i32, sig: i32) {
         let Some(task) = self.tasks.get_mut(&tid) else {
             // A new task's first stop, before its creator's event.
-            self.early.insert(tid);
+            self.stopped_early(tid);
             return;
         };
         if !task.started {
@@ -318,7 +336,7 @@ impl State {
     fn on_signal(&mut self, tid: i32, sig: i32) {
         self.stats.signals += 1;
         let Some(task) = self.tasks.get_mut(&tid) else {
-            self.early.insert(tid);
+            self.stopped_early(tid);
             return;
         };
         if !task.started {
@@ -330,7 +348,7 @@ impl State {
 
     /// A new task's first stop, after its creator's event: its exec events as it needs
     /// them, then it runs.
-    fn start(&mut self, tid: i32) {
+    pub(super) fn start(&mut self, tid: i32) {
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
         };

@@ -9,6 +9,7 @@
 //! reports ([`track`]).
 
 pub mod check;
+pub mod early;
 pub mod events;
 pub mod exec;
 pub mod settle;
@@ -488,6 +489,8 @@ impl State {
         }
         if let Some(t) = self.tasks.get_mut(&tid) {
             t.call = nr as i64;
+            // Kept for `--check-tables` only, which takes them above.
+            t.touched.clear();
         }
         let r = crate::calls::decide(self, tid, nr, &args);
         self.drain = self

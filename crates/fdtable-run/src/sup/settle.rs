@@ -168,6 +168,10 @@ impl State {
         {
             return;
         }
+        // Bits the kernel's order decides, read below before the uncertain numbers are
+        // adopted: one of those numbers takes its bit from the kernel too, not from what its
+        // call expected (a `dup3(O_CLOEXEC)` onto it that an `F_SETFD` ran after).
+        let contested_bits = t.bits.clone();
         if !t.bits.is_empty() && !self.read_bits(key, tid) {
             return;
         }
@@ -188,9 +192,14 @@ impl State {
         let contended = std::mem::replace(&mut t.contended, false);
         let uncertain = std::mem::take(&mut t.uncertain);
         let mut free = Vec::new();
-        for (n, e) in uncertain {
+        for (n, mut e) in uncertain {
             match self.probe(tid, n) {
-                Some(true) => self.adopt(tid, n, e, contended),
+                Some(true) => {
+                    if contested_bits.contains(&n) {
+                        e.cloexec = None;
+                    }
+                    self.adopt(tid, n, e, contended)
+                }
                 Some(false) => free.push((n, e)),
                 // The task is gone; its table goes with it (or another task settles it).
                 None => {
@@ -259,6 +268,10 @@ impl State {
     /// Installs, at `tid`'s reserved number `n`, what the kernel shows there.
     pub fn adopt(&mut self, tid: i32, n: u32, e: Expect, contended: bool) {
         let mut cloexec = e.cloexec;
+        if self.table(tid).is_some_and(|t| t.bits.contains(&n)) {
+            // Its bit is the kernel's to say ([`super::table::Table::bits`]).
+            cloexec = None;
+        }
         let mut opath = e.opath;
         if contended || cloexec.is_none() {
             if let Some(f) = self.kernel_flags(tid, n) {
@@ -282,6 +295,10 @@ impl State {
         if task.files.fd_install(n, file).is_ok() {
             let _ = task.files.set_close_on_exec(n, cloexec.unwrap_or(false));
             let _ = task.files.set_fd_payload(n, e.origin);
+        }
+        // `--check-tables` compares it at the task's next stop, as a number its call changed.
+        if let Some(task) = self.tasks.get_mut(&tid) {
+            task.touched.push(n);
         }
     }
 
@@ -642,28 +659,64 @@ impl State {
 
     /// After a `clone3` that returned without a clone event: a task its flags (changed by
     /// another thread after the supervisor read them) made untraced is killed, with its
-    /// process.
+    /// process and every process it made.
+    ///
+    /// The new task is a thread of `tid`'s process, a child of one of its threads, or (with
+    /// `CLONE_PARENT`) a child of its parent's. A task is a stray when no thread of the
+    /// supervisor traces it (`TracerPid`): a traced task is so from its creation, before its
+    /// id can be seen, even while its first stop is not reported yet.
     fn untraced(&mut self, tid: i32) {
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
             return;
         };
+        let mut groups = vec![tgid];
+        if let Some((_, ppid)) = procfs::ids_of(tgid)
+            && (ppid == self.waiter || self.procs.contains_key(&ppid))
+        {
+            groups.push(ppid);
+        }
         let mut stray = Vec::new();
-        for t in procfs::tasks_of(tgid) {
-            if !self.tasks.contains_key(&t) {
-                stray.push(tgid);
-            }
-            for c in procfs::children_of(tgid, t) {
-                if !self.tasks.contains_key(&c) && !self.early.contains(&c) {
-                    stray.push(c);
+        let mut seen = Vec::new();
+        for g in groups {
+            for t in procfs::tasks_of(g) {
+                if g == tgid && self.stray(t) {
+                    stray.push(tgid);
+                }
+                for c in procfs::children_of(g, t) {
+                    if self.stray(c) {
+                        stray.push(c);
+                    }
                 }
             }
         }
-        for p in stray {
+        // A stray's own children are strays too (no tracer follows them): found before the
+        // stray is killed, while they are still its children.
+        let mut i = 0;
+        while i < stray.len() {
+            let p = stray[i];
+            i += 1;
+            if seen.contains(&p) {
+                continue;
+            }
+            seen.push(p);
+            for t in procfs::tasks_of(p) {
+                stray.extend(procfs::children_of(p, t));
+            }
+        }
+        for p in seen {
             self.note(format!(
                 "process {p} was created untraced (CLONE_UNTRACED set in clone3's arguments after the supervisor read them); killed"
             ));
             let _ = sys::kill(p, libc::SIGKILL);
         }
+    }
+
+    /// Whether task `t` is alive, not the supervisor, and traced by no thread of it.
+    fn stray(&self, t: i32) -> bool {
+        !self.tasks.contains_key(&t)
+            && !self.early.contains(&t)
+            && !self.outside.contains(&t)
+            && procfs::tracer_of(t).is_some_and(|p| !self.outside.contains(&p))
     }
 
     /// After `UFFDIO_API`: the features the kernel enabled (`fdinfo`'s `API:` line).
