@@ -478,17 +478,22 @@ impl State {
                 continue;
             };
             let old = std::mem::replace(&mut task.files, shared);
-            // A call of the mover still in flight settles on the rebuilt table; what it
-            // reserved in the old one is not there, so the table is read from the kernel
-            // again once quiet.
-            let moved_call = task.inflight.is_some();
+            // A call of the mover still in flight settles on the rebuilt table, which was read
+            // while it may not have run: what it reserved in the old one is not there, so the
+            // table is read from the kernel again once quiet, and the numbers it changes are
+            // busy (left out of checks) and take their bits from the kernel.
+            let moved_call = task.inflight.as_ref().map(|f| f.touched.clone());
             drop(old);
             self.leave(old_key, o);
             let t = self.tables.entry(new_key).or_default();
             t.members += 1;
-            if moved_call {
+            if let Some(touched) = moved_call {
                 t.inflight += 1;
                 t.unbounded = true;
+                for n in touched {
+                    *t.busy.entry(n).or_default() += 1;
+                    t.bits.insert(n);
+                }
             }
         }
     }
