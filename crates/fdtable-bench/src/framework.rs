@@ -187,22 +187,61 @@ struct Stamp {
 
 /// Measures `workers.len()` threads, each pinned to CPU `i mod ncpus`, started together.
 pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
-    let threads = workers.len();
-    assert!(threads > 0, "a measurement needs at least one thread");
+    assert!(
+        !workers.is_empty(),
+        "a measurement needs at least one thread"
+    );
+    let per_thread = workers.into_iter().map(|w| vec![w]).collect();
+    with_crew(per_thread, |block| {
+        let mut samples = vec![0.0; opts.samples];
+        let mut cpu = Vec::new();
+        let mut par = Vec::new();
+        let iters = sample_with(opts, &mut samples, |n| {
+            let (wall, c, p) = block(0, n);
+            cpu.push(c);
+            par.push(p);
+            wall
+        });
+        // The last `samples` runs are the samples; the rest were warm-up.
+        let cpu = cpu.split_off(cpu.len() - samples.len());
+        let par = par.split_off(par.len() - samples.len());
+        Measurement {
+            samples,
+            iters,
+            cpu,
+            par,
+        }
+    })
+}
+
+/// One block of a crew's group: the wall time from the first thread's start to the last
+/// one's end, the CPU time per operation per thread (ns), and the parallelism (CPU time
+/// over wall time).
+type Block = (Duration, f64, f64);
+
+/// Runs `body` with a crew of threads: thread `t` (pinned to CPU `t mod ncpus`) holds the
+/// loops `per_thread[t]`, one per group. `body` gets `block(g, n)`, which starts every
+/// thread's loop of group `g` together for `n` iterations and returns when all are done.
+fn with_crew<'w, R>(
+    per_thread: Vec<Vec<Worker<'w>>>,
+    body: impl FnOnce(&dyn Fn(usize, u64) -> Block) -> R,
+) -> R {
+    let threads = per_thread.len();
     let cpus = allowed_cpus();
     let base = Instant::now();
     let stamps: Vec<Stamp> = (0..threads).map(|_| Stamp::default()).collect();
     let start = Barrier::new(threads + 1);
     let end = Barrier::new(threads + 1);
     let cmd = AtomicU64::new(0);
+    let which = AtomicUsize::new(0);
     let arrived = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let now = || base.elapsed().as_nanos() as u64;
 
     std::thread::scope(|s| {
-        for (tid, mut work) in workers.into_iter().enumerate() {
-            let (stamps, start, end, cmd, arrived, stop, cpus) =
-                (&stamps, &start, &end, &cmd, &arrived, &stop, &cpus);
+        for (tid, mut works) in per_thread.into_iter().enumerate() {
+            let (stamps, start, end, cmd, which, arrived, stop, cpus) =
+                (&stamps, &start, &end, &cmd, &which, &arrived, &stop, &cpus);
             std::thread::Builder::new()
                 .name(format!("bench-{tid}"))
                 .spawn_scoped(s, move || {
@@ -211,14 +250,14 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
                     }
                     loop {
                         start.wait();
-                        // ORDERING: Acquire; pairs with the Release store of `stop` after the last
-                        // sample, which the `start` Barrier (a Mutex) already orders before us.
+                        // ORDERING: Acquire (all three); pair with the Release stores of
+                        // `block` and of the end of the crew, which the `start` Barrier (a
+                        // Mutex) already orders before us.
                         if stop.load(Ordering::Acquire) {
                             break;
                         }
-                        // ORDERING: Acquire; pairs with the Release store of `cmd` in the sampling
-                        // closure, which the `start` Barrier already orders before us.
                         let n = cmd.load(Ordering::Acquire);
+                        let g = which.load(Ordering::Acquire);
                         // Spinning barrier: leave together. Yield now and then, in case
                         // there are more threads than CPUs.
                         // ORDERING: AcqRel; pairs with the other workers' increments and the
@@ -237,13 +276,12 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
                             }
                         }
                         let c0 = thread_cpu_ns();
-                        // ORDERING: Relaxed; the stamps are read by the main thread after
-                        // `end.wait()`, a Barrier (a Mutex) that orders them; pairs with nothing.
+                        // ORDERING: Relaxed (the three stamps); read by the main thread after
+                        // `end.wait()`, a Barrier (a Mutex) that orders them; they pair with
+                        // nothing.
                         stamps[tid].t0.store(now(), Ordering::Relaxed);
-                        work(n);
-                        // ORDERING: Relaxed; see `t0`.
+                        works[g](n);
                         stamps[tid].t1.store(now(), Ordering::Relaxed);
-                        // ORDERING: Relaxed; see `t0`.
                         stamps[tid]
                             .cpu
                             .store(thread_cpu_ns() - c0, Ordering::Relaxed);
@@ -253,40 +291,33 @@ pub fn measure(opts: &Opts, workers: Vec<Worker<'_>>) -> Measurement {
                 .expect("spawning a benchmark thread");
         }
 
-        let mut samples = vec![0.0; opts.samples];
-        let mut cpu = Vec::new();
-        let mut par = Vec::new();
-        let iters = sample_with(opts, &mut samples, |n| {
-            // ORDERING: Release both; pair with the workers' Acquire load of `cmd` and their
-            // AcqRel increments of `arrived`, though `start.wait()` already orders them (every
-            // worker left the spin loop before the previous `end.wait()`).
+        let block = |g: usize, n: u64| -> Block {
+            // ORDERING: Release (all three); pair with the workers' Acquire loads, though
+            // `start.wait()` already orders them (every worker left the spin loop before the
+            // previous `end.wait()`).
             cmd.store(n, Ordering::Release);
+            which.store(g, Ordering::Release);
             arrived.store(0, Ordering::Release);
             start.wait();
             end.wait();
-            // ORDERING: Relaxed (all three); the workers' stamp stores are ordered before us by
-            // `end.wait()`, a Barrier (a Mutex); they pair with nothing.
+            // ORDERING: Relaxed (all three); the workers' stamp stores are ordered before us
+            // by `end.wait()`, a Barrier (a Mutex); they pair with nothing.
             let t0 = stamps.iter().map(|s| s.t0.load(Ordering::Relaxed)).min();
             let t1 = stamps.iter().map(|s| s.t1.load(Ordering::Relaxed)).max();
             let c: u64 = stamps.iter().map(|s| s.cpu.load(Ordering::Relaxed)).sum();
-            cpu.push(c as f64 / (threads as u64 * n) as f64);
             let wall = (t1.unwrap_or(0) - t0.unwrap_or(0)).max(1);
-            par.push(c as f64 / wall as f64);
-            Duration::from_nanos(wall)
-        });
+            (
+                Duration::from_nanos(wall),
+                c as f64 / (threads as u64 * n) as f64,
+                c as f64 / wall as f64,
+            )
+        };
+        let r = body(&block);
         // ORDERING: Release; pairs with the workers' Acquire load of `stop`, which the
         // `start.wait()` below already orders.
         stop.store(true, Ordering::Release);
         start.wait();
-        // The last `samples` runs are the samples; the rest were warm-up.
-        let cpu = cpu.split_off(cpu.len() - samples.len());
-        let par = par.split_off(par.len() - samples.len());
-        Measurement {
-            samples,
-            iters,
-            cpu,
-            par,
-        }
+        r
     })
 }
 
@@ -324,86 +355,7 @@ pub fn measure_interleaved(opts: &Opts, groups: Vec<Vec<Worker<'_>>>) -> Vec<Mea
             per_thread[t].push(w);
         }
     }
-    let cpus = allowed_cpus();
-    let base = Instant::now();
-    let stamps: Vec<Stamp> = (0..threads).map(|_| Stamp::default()).collect();
-    let start = Barrier::new(threads + 1);
-    let end = Barrier::new(threads + 1);
-    let cmd = AtomicU64::new(0);
-    let which = AtomicUsize::new(0);
-    let arrived = AtomicUsize::new(0);
-    let stop = AtomicBool::new(false);
-    let now = || base.elapsed().as_nanos() as u64;
-
-    std::thread::scope(|s| {
-        for (tid, mut works) in per_thread.into_iter().enumerate() {
-            let (stamps, start, end, cmd, which, arrived, stop, cpus) =
-                (&stamps, &start, &end, &cmd, &which, &arrived, &stop, &cpus);
-            std::thread::Builder::new()
-                .name(format!("bench-{tid}"))
-                .spawn_scoped(s, move || {
-                    if !cpus.is_empty() {
-                        pin_to(Some(cpus[tid % cpus.len()]));
-                    }
-                    loop {
-                        start.wait();
-                        // ORDERING: Acquire (all three); pair with the Release stores of the
-                        // sampling loop, which the `start` Barrier (a Mutex) already orders
-                        // before us.
-                        if stop.load(Ordering::Acquire) {
-                            break;
-                        }
-                        let n = cmd.load(Ordering::Acquire);
-                        let g = which.load(Ordering::Acquire);
-                        // ORDERING: AcqRel; pairs with the other workers' increments and the
-                        // Acquire loads below (the spin barrier only times the start).
-                        arrived.fetch_add(1, Ordering::AcqRel);
-                        let mut spins = 0u32;
-                        // ORDERING: Acquire; pairs with the other workers' AcqRel increments.
-                        while arrived.load(Ordering::Acquire) < threads {
-                            spins += 1;
-                            if spins.is_multiple_of(256) {
-                                std::thread::yield_now();
-                            } else {
-                                std::hint::spin_loop();
-                            }
-                        }
-                        let c0 = thread_cpu_ns();
-                        // ORDERING: Relaxed (the three stamps); read by the main thread after
-                        // `end.wait()`, a Barrier that orders them; they pair with nothing.
-                        stamps[tid].t0.store(now(), Ordering::Relaxed);
-                        works[g](n);
-                        stamps[tid].t1.store(now(), Ordering::Relaxed);
-                        stamps[tid]
-                            .cpu
-                            .store(thread_cpu_ns() - c0, Ordering::Relaxed);
-                        end.wait();
-                    }
-                })
-                .expect("spawning a benchmark thread");
-        }
-
-        // One block of group `g`: (wall, cpu ns per op per thread, parallelism).
-        let block = |g: usize, n: u64| {
-            // ORDERING: Release (all three); pair with the workers' Acquire loads, though
-            // `start.wait()` already orders them.
-            cmd.store(n, Ordering::Release);
-            which.store(g, Ordering::Release);
-            arrived.store(0, Ordering::Release);
-            start.wait();
-            end.wait();
-            // ORDERING: Relaxed; the workers' stamps are ordered before us by `end.wait()`.
-            let t0 = stamps.iter().map(|s| s.t0.load(Ordering::Relaxed)).min();
-            let t1 = stamps.iter().map(|s| s.t1.load(Ordering::Relaxed)).max();
-            let c: u64 = stamps.iter().map(|s| s.cpu.load(Ordering::Relaxed)).sum();
-            let wall = (t1.unwrap_or(0) - t0.unwrap_or(0)).max(1);
-            (
-                Duration::from_nanos(wall),
-                c as f64 / (threads as u64 * n) as f64,
-                c as f64 / wall as f64,
-            )
-        };
-
+    with_crew(per_thread, |block| {
         // Calibrate each group to its block length (this is also its warm-up).
         let (iters, cycles): (Vec<u64>, usize) = if opts.fixed_iters > 0 {
             for g in 0..ngroups {
@@ -452,10 +404,6 @@ pub fn measure_interleaved(opts: &Opts, groups: Vec<Vec<Worker<'_>>>) -> Vec<Mea
                 m.par.push(par);
             }
         }
-        // ORDERING: Release; pairs with the workers' Acquire load of `stop`, which the
-        // `start.wait()` below already orders.
-        stop.store(true, Ordering::Release);
-        start.wait();
         out
     })
 }
