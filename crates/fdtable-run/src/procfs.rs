@@ -232,19 +232,25 @@ pub fn own_fd_count() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count().saturating_sub(1))
 }
 
-/// The thread-group id and the parent's process id of task `tid` (`Tgid:` and `PPid:`).
-pub fn ids_of(tid: i32) -> Option<(i32, i32)> {
-    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    Some((
-        field(&text, "Tgid:")?.parse().ok()?,
-        field(&text, "PPid:")?.parse().ok()?,
-    ))
+/// The state letter and the parent's process id of task `tid` (its `stat`, cheaper to make
+/// than `status`).
+pub fn state_of(tid: i32) -> Option<(char, i32)> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/stat")).ok()?;
+    let rest = text.rsplit_once(')')?.1;
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    Some((state, f.next()?.parse().ok()?))
 }
 
-/// Whether task `tid` may be inside a clone call: running (what it runs is not shown), or
-/// blocked or stopped in `clone`, `clone3`, `fork` or `vfork`. False when it is gone or blocked
-/// in another call.
+/// Whether task `tid` may be inside a clone call: running (what it runs is not shown, and
+/// asking would wait for it to stop), or blocked or stopped in `clone`, `clone3`, `fork` or
+/// `vfork`. False when it is gone, a zombie, or blocked in another call.
 pub fn may_be_cloning(tid: i32) -> bool {
+    match state_of(tid) {
+        None | Some(('Z' | 'X' | 'x', _)) => return false,
+        Some(('R', _)) => return true,
+        Some(_) => {}
+    }
     let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/syscall")) else {
         return false;
     };

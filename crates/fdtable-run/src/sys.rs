@@ -8,7 +8,7 @@ use nix::unistd::Pid;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
 
 fn check(r: libc::c_long) -> io::Result<libc::c_long> {
     if r == -1 {
@@ -951,13 +951,22 @@ pub enum Status {
 /// `waitpid(pid, flags | __WALL)` (`pid` -1: any), decoded; realtime signals included
 /// (nix's `Signal` cannot hold them). Retries EINTR.
 pub fn wait(pid: i32, flags: i32) -> io::Result<Status> {
+    wait_inner(pid, flags, true)
+}
+
+/// [`wait`], but a signal handled meanwhile (an [`Alarm`]) ends it with EINTR.
+pub fn wait_interruptible(pid: i32, flags: i32) -> io::Result<Status> {
+    wait_inner(pid, flags, false)
+}
+
+fn wait_inner(pid: i32, flags: i32, retry: bool) -> io::Result<Status> {
     loop {
         let mut st = 0;
         // SAFETY: `st` is a valid out-pointer.
         let r = unsafe { libc::waitpid(pid, &mut st, flags | libc::__WALL) };
         if r == -1 {
             let e = io::Error::last_os_error();
-            if e.raw_os_error() == Some(libc::EINTR) {
+            if retry && e.raw_os_error() == Some(libc::EINTR) {
                 continue;
             }
             return Err(e);
@@ -1005,6 +1014,89 @@ pub fn close_all_but(keep: &[i32]) {
     // SAFETY: as above.
     unsafe {
         libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32);
+    }
+}
+
+/// Set by [`Alarm`]'s signal handler.
+static ALARM_FIRED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_alarm(_: libc::c_int) {
+    // ORDERING: Relaxed; read by the same thread after the handler returns (`Alarm::fired`).
+    ALARM_FIRED.store(true, Ordering::Relaxed);
+}
+
+/// A one-shot timer of the calling thread: when it fires, a signal with a handler that does
+/// not restart calls interrupts what the thread is blocked in (EINTR). For one thread of the
+/// process (the ptrace thread).
+pub struct Alarm {
+    timer: libc::timer_t,
+}
+
+impl Alarm {
+    /// A realtime signal the supervisor uses for nothing else.
+    fn signal() -> i32 {
+        libc::SIGRTMIN() + 8
+    }
+
+    /// The timer, its signal's handler installed and the signal unblocked in this thread.
+    pub fn new() -> io::Result<Alarm> {
+        let sig = Self::signal();
+        // SAFETY: a zeroed sigaction with a handler of the right signature and no flags
+        // (no SA_RESTART: the wait it interrupts returns EINTR); a zeroed signal set filled
+        // by sigemptyset/sigaddset; a zeroed sigevent naming this thread; `timer` an
+        // out-pointer.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_alarm as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = sig;
+            sev.sigev_notify_thread_id = gettid();
+            let mut timer: libc::timer_t = std::ptr::null_mut();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(Alarm { timer })
+        }
+    }
+
+    /// Fires once, `after` from now; false if the timer could not be set.
+    pub fn arm(&self, after: std::time::Duration) -> bool {
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_nsec: after.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: a timer of ours; `spec` a valid pointer.
+        unsafe { libc::timer_settime(self.timer, 0, &spec, std::ptr::null_mut()) == 0 }
+    }
+
+    /// Whether it fired since the last call.
+    pub fn fired(&self) -> bool {
+        // ORDERING: Relaxed; see `on_alarm`.
+        ALARM_FIRED.swap(false, Ordering::Relaxed)
+    }
+}
+
+impl Drop for Alarm {
+    fn drop(&mut self) {
+        // SAFETY: a timer of ours, deleted once.
+        unsafe {
+            libc::timer_delete(self.timer);
+        }
     }
 }
 

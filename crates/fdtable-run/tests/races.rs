@@ -12,7 +12,7 @@
 
 mod support;
 
-use support::{build_dir, cc, same_in};
+use support::{build_dir, cc, same_in, stats_json};
 
 /// A probe, compiled once for every test of this file (they run in parallel).
 fn probe(name: &str) -> Option<String> {
@@ -273,10 +273,12 @@ fn children_forked_as_their_process_dies_run_with_their_own_tables() {
     // a child the kernel made just before the creator was killed has no clone event, and was
     // kept stopped for ever (every 30-round run of `exit` hung). It is now claimed from the
     // kernel once no task that could report it is left. `timeout` turns a hang into a
-    // failure.
+    // failure; the supervisor's counters show the race was reached.
+    let mut claimed = 0;
     for mode in ["exit", "kill", "execfork", "spawn"] {
+        let name = format!("fork-death-{mode}");
         let r = same_in(
-            "fork-death",
+            &name,
             Some("exec timeout -s KILL 120 \"$@\""),
             &[&p, mode, "40"],
             &[],
@@ -286,5 +288,12 @@ fn children_forked_as_their_process_dies_run_with_their_own_tables() {
             r.stdout,
             format!("{mode}: done 40 rounds, children 0 failed\n")
         );
+        let stats =
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("run-{name}.stats"));
+        claimed += stats_json(&stats)["claimed"].as_u64().unwrap_or(0);
     }
+    assert!(
+        claimed > 0,
+        "no child was claimed: the race was not reached"
+    );
 }

@@ -11,46 +11,77 @@
 //! A child is claimed once no task that can still report it is left. Its creator is a task
 //! of its thread group (a thread) or of its parent's (a process), and is inside a clone call
 //! until its event: so a task of that group blocked in another call, or gone, is not the
-//! creator. The check runs when a child stops early and whenever a task exits or is reaped.
-//! A creator that used `CLONE_PARENT` is a sibling, not a task of the parent's group: such a
-//! child is claimed only once the parent's group has no task left in a clone call.
+//! creator. A creator that used `CLONE_PARENT` is a sibling, not a task of the parent's group:
+//! such a child is claimed only once the parent's group has no task left in a clone call.
+//!
+//! Asking costs procfs reads (tens of microseconds each on a small guest), and the creator's
+//! event nearly always follows within microseconds, so nothing is asked when a child stops
+//! early: the ptrace thread arms a timer ([`EARLY_WAIT`], `events::run`) and asks when it
+//! fires with early tasks left, then again every [`EARLY_WAIT`] while some remain. Without
+//! the timer (it could not be made), the check runs when a child stops early and whenever a
+//! task exits or is reaped.
+
+use std::time::Duration;
+
+/// How long an early task waits for its creator's event before the supervisor asks the
+/// kernel whether the creator can still report it.
+pub const EARLY_WAIT: Duration = Duration::from_millis(20);
 
 use super::{Proc, State, Task, key_of};
 use crate::procfs;
 use crate::sys;
 
 impl State {
-    /// `tid` stopped before its creator's event: kept stopped, and claimed at once if no
-    /// creator is left to report it.
+    /// `tid` stopped before its creator's event: kept stopped (see the module's text for
+    /// when it is claimed).
     pub(super) fn stopped_early(&mut self, tid: i32) {
         self.early.insert(tid);
-        self.claim_early();
+        self.stats.early += 1;
+        if !self.early_timer {
+            self.claim_early();
+        }
+    }
+
+    /// A task exited or was reaped: without the timer, early tasks are checked now.
+    pub(super) fn after_exit(&mut self) {
+        if !self.early_timer {
+            self.claim_early();
+        }
     }
 
     /// Claims every early task whose creator can no longer report it.
-    pub(super) fn claim_early(&mut self) {
+    pub fn claim_early(&mut self) {
         if self.early.is_empty() {
             return;
         }
         let mut orphans = Vec::new();
         for &c in &self.early {
-            match procfs::ids_of(c) {
-                // Gone: its exit status removes it.
-                None => {}
-                Some((tgid, ppid)) => {
-                    let group = if tgid != c { tgid } else { ppid };
-                    let creator_left = self
-                        .tasks
-                        .values()
-                        .any(|t| t.tgid == group && !t.exiting && procfs::may_be_cloning(t.tid));
-                    if !creator_left {
-                        orphans.push((c, tgid));
-                    }
+            self.stats.early_checks += 1;
+            // A process (a thread-group leader: a signal-0 `tgkill(c, c)` finds it) was made
+            // by a task of its parent's group; a thread, by one of its own group.
+            let (tgid, group) = if sys::in_thread_group(c, c) == Some(true) {
+                match procfs::state_of(c) {
+                    Some((_, ppid)) => (c, ppid),
+                    // Gone: its exit status removes it.
+                    None => continue,
                 }
+            } else {
+                match procfs::tgid_of(c) {
+                    Some(tgid) => (tgid, tgid),
+                    None => continue,
+                }
+            };
+            let creator_left = self
+                .tasks
+                .values()
+                .any(|t| t.tgid == group && !t.exiting && procfs::may_be_cloning(t.tid));
+            if !creator_left {
+                orphans.push((c, tgid));
             }
         }
         for (c, tgid) in orphans {
             self.early.remove(&c);
+            self.stats.claimed += 1;
             self.claim(c, tgid);
         }
     }
@@ -80,7 +111,7 @@ impl State {
         };
         let thread = tgid != tid;
         if !self.procs.contains_key(&tgid) {
-            let dumpable = procfs::ids_of(tid)
+            let dumpable = procfs::state_of(tid)
                 .and_then(|(_, ppid)| self.procs.get(&ppid))
                 .is_none_or(|p| p.dumpable);
             self.procs.insert(

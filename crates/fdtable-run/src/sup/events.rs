@@ -42,13 +42,29 @@ pub fn run(shared: &Shared) {
     if shared.lock().cfg.floor {
         return floor(shared);
     }
+    // Early tasks (`early`) are checked when this timer fires: it interrupts the wait.
+    let timer = sys::Alarm::new().ok();
+    shared.lock().early_timer = timer.is_some();
+    let mut armed = false;
     loop {
-        let st = match sys::wait(-1, 0) {
-            Ok(s) => s,
-            Err(_) => return,
-        };
+        let st = sys::wait_interruptible(-1, 0);
         let mut s = shared.lock_for_events();
-        s.dispatch(st);
+        match st {
+            Ok(st) => s.dispatch(st),
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => {}
+            Err(_) => return,
+        }
+        if let Some(t) = &timer {
+            // The timer may have fired during the dispatch (a call it interrupted was
+            // retried): its flag says so.
+            if t.fired() {
+                armed = false;
+                s.claim_early();
+            }
+            if !armed && !s.early.is_empty() {
+                armed = t.arm(super::early::EARLY_WAIT);
+            }
+        }
     }
 }
 
@@ -86,7 +102,7 @@ impl State {
                     libc::PTRACE_EVENT_EXEC => self.on_exec(tid),
                     libc::PTRACE_EVENT_EXIT => {
                         self.on_exit_event(tid);
-                        self.claim_early();
+                        self.after_exit();
                     }
                     libc::PTRACE_EVENT_STOP => self.on_stop(tid, sig),
                     _ => {
@@ -97,11 +113,11 @@ impl State {
             Status::Signal(tid, sig) => self.on_signal(tid, sig),
             Status::Exited(tid, code) => {
                 self.on_gone(tid, Exit::Code(code));
-                self.claim_early();
+                self.after_exit();
             }
             Status::Signaled(tid, sig) => {
                 self.on_gone(tid, Exit::Signal(sig));
-                self.claim_early();
+                self.after_exit();
             }
         }
     }

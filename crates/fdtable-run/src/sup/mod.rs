@@ -83,6 +83,12 @@ pub struct Stats {
     pub checks: u64,
     /// Differences found between a kernel table and the library's (`--check-tables`).
     pub table_mismatches: u64,
+    /// New tasks whose first stop came before their creator's event.
+    pub early: u64,
+    /// Checks whether an early task's creator can still report it.
+    pub early_checks: u64,
+    /// Early tasks claimed from the kernel: their creator was killed before its event.
+    pub claimed: u64,
 }
 
 /// An open file description, as the library's table refers to it. The kernel holds the real
@@ -178,6 +184,8 @@ pub struct State {
     pub procs: HashMap<i32, Proc>,
     /// New tasks whose first stop came before their creator's event.
     pub early: HashSet<i32>,
+    /// The ptrace thread checks early tasks on a timer ([`early`]).
+    pub early_timer: bool,
     /// The program's first process.
     pub root: i32,
     /// The supervisor's process and threads: what the program may not signal or name as a
@@ -205,6 +213,7 @@ impl State {
             tables: HashMap::default(),
             procs: HashMap::default(),
             early: HashSet::default(),
+            early_timer: false,
             root,
             outside,
             waiter,

@@ -675,7 +675,7 @@ impl State {
             return;
         };
         let mut groups = vec![tgid];
-        if let Some((_, ppid)) = procfs::ids_of(tgid)
+        if let Some((_, ppid)) = procfs::state_of(tgid)
             && (ppid == self.waiter || self.procs.contains_key(&ppid))
         {
             groups.push(ppid);
