@@ -1025,7 +1025,7 @@ extern "C" fn on_alarm(_: libc::c_int) {
     ALARM_FIRED.store(true, Ordering::Relaxed);
 }
 
-/// A one-shot timer of the calling thread: when it fires, a signal with a handler that does
+/// A periodic timer of the calling thread: when it fires, a signal with a handler that does
 /// not restart calls interrupts what the thread is blocked in (EINTR). For one thread of the
 /// process (the ptrace thread).
 pub struct Alarm {
@@ -1068,17 +1068,16 @@ impl Alarm {
         }
     }
 
-    /// Fires once, `after` from now; false if the timer could not be set.
-    pub fn arm(&self, after: std::time::Duration) -> bool {
+    /// Fires every `every` from now on (`None`: stops); false if the timer could not be set.
+    pub fn set(&self, every: Option<std::time::Duration>) -> bool {
+        let d = every.unwrap_or_default();
+        let t = libc::timespec {
+            tv_sec: d.as_secs() as libc::time_t,
+            tv_nsec: d.subsec_nanos() as libc::c_long,
+        };
         let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: after.as_secs() as libc::time_t,
-                tv_nsec: after.subsec_nanos() as libc::c_long,
-            },
+            it_interval: t,
+            it_value: t,
         };
         // SAFETY: a timer of ours; `spec` a valid pointer.
         unsafe { libc::timer_settime(self.timer, 0, &spec, std::ptr::null_mut()) == 0 }

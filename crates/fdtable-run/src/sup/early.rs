@@ -9,27 +9,29 @@
 //! task on the same kernel table, shared with that task's), and started.
 //!
 //! A child is claimed once no task that can still report it is left. Its creator is a task
-//! of its thread group (a thread) or of its parent's (a process), and is inside a clone call
-//! until its event: so a task of that group blocked in another call, or gone, is not the
-//! creator. A creator that used `CLONE_PARENT` is a sibling, not a task of the parent's group:
-//! such a child is claimed only once the parent's group has no task left in a clone call.
+//! of its thread group (a thread), or of its parent's group or a sibling process (a process;
+//! a sibling with `CLONE_PARENT`), and is inside a clone call until its event: so such a task
+//! blocked in another call, or gone, is not the creator. A task that runs is counted as a
+//! possible creator (what it runs cannot be read without stopping it), so a claim waits for
+//! the tasks that could have made the child to block or go.
 //!
 //! Asking costs procfs reads (tens of microseconds each on a small guest), and the creator's
 //! event nearly always follows within microseconds, so nothing is asked when a child stops
-//! early: the ptrace thread arms a timer ([`EARLY_WAIT`], `events::run`) and asks when it
-//! fires with early tasks left, then again every [`EARLY_WAIT`] while some remain. Without
-//! the timer (it could not be made), the check runs when a child stops early and whenever a
-//! task exits or is reaped.
+//! early: the ptrace thread runs a timer every [`EARLY_WAIT`] while early tasks remain
+//! (`events::run`), and asks when it fires. Without the timer (it could not be made), the
+//! check runs when a child stops early and whenever a task exits or is reaped.
 
 use std::time::Duration;
 
-/// How long an early task waits for its creator's event before the supervisor asks the
-/// kernel whether the creator can still report it.
+/// The period of the timer that checks early tasks: an early task waits up to this long for
+/// its creator's event before the supervisor first asks the kernel whether the creator can
+/// still report it.
 pub const EARLY_WAIT: Duration = Duration::from_millis(20);
 
 use super::{Proc, State, Task, key_of};
 use crate::procfs;
 use crate::sys;
+use rustc_hash::FxHashMap as HashMap;
 
 impl State {
     /// `tid` stopped before its creator's event: kept stopped (see the module's text for
@@ -58,23 +60,39 @@ impl State {
         for &c in &self.early {
             self.stats.early_checks += 1;
             // A process (a thread-group leader: a signal-0 `tgkill(c, c)` finds it) was made
-            // by a task of its parent's group; a thread, by one of its own group.
-            let (tgid, group) = if sys::in_thread_group(c, c) == Some(true) {
+            // by a task of its parent's group or, with `CLONE_PARENT`, of a sibling; a
+            // thread, by one of its own group.
+            let leader =
+                sys::in_thread_group(c, c).unwrap_or_else(|| procfs::tgid_of(c) == Some(c));
+            let (tgid, parent) = if leader {
                 match procfs::state_of(c) {
-                    Some((_, ppid)) => (c, ppid),
+                    Some((_, ppid)) => (c, Some(ppid)),
                     // Gone: its exit status removes it.
                     None => continue,
                 }
             } else {
                 match procfs::tgid_of(c) {
-                    Some(tgid) => (tgid, tgid),
+                    Some(tgid) => (tgid, None),
                     None => continue,
                 }
             };
-            let creator_left = self
-                .tasks
-                .values()
-                .any(|t| t.tgid == group && !t.exiting && procfs::may_be_cloning(t.tid));
+            let mut parents: HashMap<i32, Option<i32>> = HashMap::default();
+            let creator_left = self.tasks.values().any(|t| {
+                if t.exiting {
+                    return false;
+                }
+                let could = match parent {
+                    None => t.tgid == tgid,
+                    Some(p) => {
+                        t.tgid == p
+                            || *parents
+                                .entry(t.tgid)
+                                .or_insert_with(|| procfs::state_of(t.tgid).map(|(_, pp)| pp))
+                                == Some(p)
+                    }
+                };
+                could && procfs::may_be_cloning(t.tid)
+            });
             if !creator_left {
                 orphans.push((c, tgid));
             }

@@ -42,7 +42,9 @@ pub fn run(shared: &Shared) {
     if shared.lock().cfg.floor {
         return floor(shared);
     }
-    // Early tasks (`early`) are checked when this timer fires: it interrupts the wait.
+    // Early tasks (`early`) are checked when this timer fires: it interrupts the wait. It
+    // repeats while early tasks remain, so a signal that lands just before the wait (the flag
+    // set, the wait not interrupted) is followed by another.
     let timer = sys::Alarm::new().ok();
     shared.lock().early_timer = timer.is_some();
     let mut armed = false;
@@ -58,11 +60,17 @@ pub fn run(shared: &Shared) {
             // The timer may have fired during the dispatch (a call it interrupted was
             // retried): its flag says so.
             if t.fired() {
-                armed = false;
                 s.claim_early();
             }
-            if !armed && !s.early.is_empty() {
-                armed = t.arm(super::early::EARLY_WAIT);
+            let want = !s.early.is_empty();
+            if want != armed {
+                if t.set(want.then_some(super::early::EARLY_WAIT)) {
+                    armed = want;
+                } else {
+                    // No timer after all: early tasks are checked as they come.
+                    s.early_timer = false;
+                    s.claim_early();
+                }
             }
         }
     }
@@ -167,8 +175,14 @@ impl State {
             self.fresh(tid);
         }
         if self.tasks.contains_key(&child) {
-            // Claimed already, from the kernel (`early`): a creator in this group seemed to
-            // be in another call when the child stopped.
+            // Claimed already, from the kernel (`early`): no task that could have made it
+            // seemed to be in a clone call. The parent's exec events as the clone asks.
+            if flags & (CLONE_THREAD | CLONE_FILES) != 0 {
+                self.set_exec_events(tid, true);
+                if let Some(p) = self.tasks.get_mut(&tid) {
+                    p.exec_wanted = true;
+                }
+            }
             if pidfd {
                 self.settle_call(tid, true);
             }

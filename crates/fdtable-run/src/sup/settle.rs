@@ -297,7 +297,9 @@ impl State {
             let _ = task.files.set_fd_payload(n, e.origin);
         }
         // `--check-tables` compares it at the task's next stop, as a number its call changed.
-        if let Some(task) = self.tasks.get_mut(&tid) {
+        if self.cfg.check_tables
+            && let Some(task) = self.tasks.get_mut(&tid)
+        {
             task.touched.push(n);
         }
     }
@@ -484,6 +486,12 @@ impl State {
             // busy (left out of checks) and take their bits from the kernel.
             let moved_call = task.inflight.as_ref().map(|f| f.touched.clone());
             drop(old);
+            if let (Some(touched), Some(t)) = (&moved_call, self.tables.get_mut(&old_key)) {
+                t.inflight = t.inflight.saturating_sub(1);
+                for &n in touched {
+                    unbusy(t, n);
+                }
+            }
             self.leave(old_key, o);
             let t = self.tables.entry(new_key).or_default();
             t.members += 1;
@@ -667,9 +675,11 @@ impl State {
     /// process and every process it made.
     ///
     /// The new task is a thread of `tid`'s process, a child of one of its threads, or (with
-    /// `CLONE_PARENT`) a child of its parent's. A task is a stray when no thread of the
-    /// supervisor traces it (`TracerPid`): a traced task is so from its creation, before its
-    /// id can be seen, even while its first stop is not reported yet.
+    /// `CLONE_PARENT`) a child of its parent's. A task is a stray when it is alive and no
+    /// thread of the supervisor traces it (`TracerPid`): a traced task is so from its
+    /// creation, before its id can be seen, even while its first stop is not reported yet. A
+    /// stray process is stopped as soon as it is found, so that it makes no more processes
+    /// while its own are looked for.
     fn untraced(&mut self, tid: i32) {
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
             return;
@@ -680,35 +690,40 @@ impl State {
         {
             groups.push(ppid);
         }
-        let mut stray = Vec::new();
-        let mut seen = Vec::new();
+        // A stray thread: its process is killed (its other threads' children are traced).
+        let mut thread_stray = false;
+        let mut procs = Vec::new();
         for g in groups {
             for t in procfs::tasks_of(g) {
                 if g == tgid && self.stray(t) {
-                    stray.push(tgid);
+                    thread_stray = true;
                 }
                 for c in procfs::children_of(g, t) {
                     if self.stray(c) {
-                        stray.push(c);
+                        let _ = sys::kill(c, libc::SIGSTOP);
+                        procs.push(c);
                     }
                 }
             }
         }
-        // A stray's own children are strays too (no tracer follows them): found before the
-        // stray is killed, while they are still its children.
+        // A stray process's own children are strays too (no tracer follows them).
         let mut i = 0;
-        while i < stray.len() {
-            let p = stray[i];
+        while i < procs.len() {
+            let p = procs[i];
             i += 1;
-            if seen.contains(&p) {
-                continue;
-            }
-            seen.push(p);
             for t in procfs::tasks_of(p) {
-                stray.extend(procfs::children_of(p, t));
+                for c in procfs::children_of(p, t) {
+                    if !procs.contains(&c) {
+                        let _ = sys::kill(c, libc::SIGSTOP);
+                        procs.push(c);
+                    }
+                }
             }
         }
-        for p in seen {
+        if thread_stray {
+            procs.push(tgid);
+        }
+        for p in procs {
             self.note(format!(
                 "process {p} was created untraced (CLONE_UNTRACED set in clone3's arguments after the supervisor read them); killed"
             ));
@@ -716,11 +731,13 @@ impl State {
         }
     }
 
-    /// Whether task `t` is alive, not the supervisor, and traced by no thread of it.
+    /// Whether task `t` is alive (not a zombie: a traced child the supervisor reaped goes
+    /// back to its parent untraced), not the supervisor, and traced by no thread of it.
     fn stray(&self, t: i32) -> bool {
         !self.tasks.contains_key(&t)
             && !self.early.contains(&t)
             && !self.outside.contains(&t)
+            && procfs::state_of(t).is_some_and(|(s, _)| !matches!(s, 'Z' | 'X' | 'x'))
             && procfs::tracer_of(t).is_some_and(|p| !self.outside.contains(&p))
     }
 
