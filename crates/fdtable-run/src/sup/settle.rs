@@ -498,9 +498,18 @@ impl State {
             if let Some(touched) = moved_call {
                 t.inflight += 1;
                 t.unbounded = true;
-                for n in touched {
+                for &n in &touched {
                     *t.busy.entry(n).or_default() += 1;
-                    t.bits.insert(n);
+                }
+                // What the call does to them is the kernel's to say: each is uncertain,
+                // pending on the mover, and probed when asked about once it is back.
+                for n in touched {
+                    let file = self.tasks.get(&o).and_then(|t| t.files.fget(n));
+                    let e = Expect {
+                        file,
+                        ..Expect::default()
+                    };
+                    hold_uncertain(self, o, n, e);
                 }
             }
         }
@@ -618,6 +627,8 @@ impl State {
             for n in &f.touched {
                 if let Some(e) = t.uncertain.get_mut(n) {
                     e.pending.retain(|&p| p != tid);
+                    // The call may or may not have run: the bit is the kernel's.
+                    e.cloexec = None;
                 }
                 unbusy(t, *n);
             }
@@ -667,6 +678,13 @@ impl State {
         t.inflight = t.inflight.saturating_sub(1);
         for n in f.touched {
             unbusy(t, n);
+            // The call may or may not have run: the bit is the kernel's.
+            match t.uncertain.get_mut(&n) {
+                Some(e) => e.cloexec = None,
+                None => {
+                    t.bits.insert(n);
+                }
+            }
         }
     }
 
@@ -758,6 +776,24 @@ impl State {
             let _ = sys::kill(tgid, libc::SIGKILL);
         }
     }
+}
+
+/// Makes `n` of `tid`'s table uncertain, pending on `tid`, whatever it holds (already
+/// uncertain: `tid` is added to its pending calls, and its bit is the kernel's).
+fn hold_uncertain(st: &mut State, tid: i32, n: u32, e: Expect) {
+    let Some(key) = st.key(tid) else {
+        return;
+    };
+    if let Some(x) = st
+        .tables
+        .get_mut(&key)
+        .and_then(|t| t.uncertain.get_mut(&n))
+    {
+        x.pending.push(tid);
+        x.cloexec = None;
+        return;
+    }
+    st.make_uncertain(tid, n, e);
 }
 
 fn unbusy(t: &mut super::table::Table, n: u32) {
