@@ -242,30 +242,56 @@ pub fn state_of(tid: i32) -> Option<(char, i32)> {
     Some((state, f.next()?.parse().ok()?))
 }
 
-/// Whether task `tid` may be inside a clone call: running (what it runs is not shown, and
-/// asking would wait for it to stop), or blocked or stopped in `clone`, `clone3`, `fork` or
-/// `vfork`. False when it is gone, a zombie, or blocked in another call.
-pub fn may_be_cloning(tid: i32) -> bool {
-    match state_of(tid) {
-        None | Some(('Z' | 'X' | 'x', _)) => return false,
-        Some(('R', _)) => return true,
+/// Whether a task may be inside a clone call ([`may_be_cloning`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cloning {
+    /// Gone, a zombie, or blocked in another call.
+    No,
+    /// Blocked or stopped in `clone`, `clone3`, `fork` or `vfork`.
+    Yes,
+    /// Running, with this much user time so far (clock ticks): what it runs is not shown (and
+    /// asking would wait for it to stop), but user time that grew since an earlier look says
+    /// it left the kernel meanwhile.
+    Running(u64),
+}
+
+/// Whether task `tid` may be inside a clone call.
+pub fn may_be_cloning(tid: i32) -> Cloning {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/stat")) else {
+        return Cloning::No;
+    };
+    let Some(rest) = text.rsplit_once(')').map(|(_, r)| r) else {
+        return Cloning::No;
+    };
+    let mut f = rest.split_whitespace();
+    match f.next().and_then(|s| s.chars().next()) {
+        None | Some('Z' | 'X' | 'x') => return Cloning::No,
+        Some('R') => {
+            // After the state: ppid, pgrp, session, tty, tpgid, flags, four fault counts,
+            // then utime.
+            return Cloning::Running(f.nth(10).and_then(|v| v.parse().ok()).unwrap_or(0));
+        }
         Some(_) => {}
     }
     let Ok(text) = std::fs::read_to_string(format!("/proc/{tid}/syscall")) else {
-        return false;
+        return Cloning::No;
     };
     match text.split_whitespace().next() {
-        Some("running") => true,
-        Some(nr) => nr.parse::<i64>().is_ok_and(|nr| {
-            [
-                libc::SYS_clone,
-                libc::SYS_clone3,
-                libc::SYS_fork,
-                libc::SYS_vfork,
-            ]
-            .contains(&nr)
-        }),
-        None => false,
+        Some("running") => Cloning::Running(0),
+        Some(nr)
+            if nr.parse::<i64>().is_ok_and(|nr| {
+                [
+                    libc::SYS_clone,
+                    libc::SYS_clone3,
+                    libc::SYS_fork,
+                    libc::SYS_vfork,
+                ]
+                .contains(&nr)
+            }) =>
+        {
+            Cloning::Yes
+        }
+        _ => Cloning::No,
     }
 }
 

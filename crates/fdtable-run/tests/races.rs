@@ -311,3 +311,26 @@ fn calls_in_flight_across_a_sharers_exec_are_settled_from_the_kernel() {
     let r = same_in("exec-moved", None, &[&p, "100"], &[], |_| {});
     assert_eq!(r.stdout, "moved: rounds 100 bad rounds 0 bad answers 0\n");
 }
+
+#[test]
+fn an_orphan_adopted_by_a_parent_that_computes_is_claimed() {
+    let Some(p) = probe("probe_reaper_spin") else {
+        return;
+    };
+    // A child whose creator was killed before its clone event, adopted by a subreaper (or
+    // made with CLONE_PARENT) whose process has a thread computing: a running task counted as
+    // a possible creator for as long as it ran, and the child stayed stopped (2 of 3 runs
+    // hung). A task whose user time grew between two checks is not the creator.
+    for v in [&[][..], &["spin", "cparent"][..]] {
+        let mut args = vec![p.as_str(), "100"];
+        args.extend_from_slice(v);
+        let r = same_in(
+            "reaper-spin",
+            Some("exec timeout -s KILL 120 \"$@\""),
+            &args,
+            &[],
+            |_| {},
+        );
+        assert_eq!(r.stdout, "reaper: done 100 rounds\n");
+    }
+}

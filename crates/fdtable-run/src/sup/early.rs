@@ -11,9 +11,10 @@
 //! A child is claimed once no task that can still report it is left. Its creator is a task
 //! of its thread group (a thread), or of its parent's group or a sibling process (a process;
 //! a sibling with `CLONE_PARENT`), and is inside a clone call until its event: so such a task
-//! blocked in another call, or gone, is not the creator. A task that runs is counted as a
-//! possible creator (what it runs cannot be read without stopping it), so a claim waits for
-//! the tasks that could have made the child to block or go.
+//! blocked in another call, or gone, is not the creator. What a running task runs cannot be
+//! read without stopping it; one whose user time grew between two checks left the kernel
+//! meanwhile, so it is not the creator either (a creator returns only after its event). A
+//! claim thus waits two checks for a task that computes.
 //!
 //! Asking costs procfs reads (tens of microseconds each on a small guest), and the creator's
 //! event nearly always follows within microseconds, so nothing is asked when a child stops
@@ -29,7 +30,7 @@ use std::time::Duration;
 pub const EARLY_WAIT: Duration = Duration::from_millis(20);
 
 use super::{Proc, State, Task, key_of};
-use crate::procfs;
+use crate::procfs::{self, Cloning};
 use crate::sys;
 use rustc_hash::FxHashMap as HashMap;
 
@@ -54,8 +55,14 @@ impl State {
     /// Claims every early task whose creator can no longer report it.
     pub fn claim_early(&mut self) {
         if self.early.is_empty() {
+            self.early_utime.clear();
             return;
         }
+        // The user time of running tasks at the previous check: a task whose user time grew
+        // since left the kernel meanwhile, so it was in no clone call when that check found
+        // the child early (a creator returns only after its event, which claims the child).
+        let before = std::mem::take(&mut self.early_utime);
+        let mut now: HashMap<i32, u64> = HashMap::default();
         let mut orphans = Vec::new();
         for &c in &self.early {
             self.stats.early_checks += 1;
@@ -91,12 +98,21 @@ impl State {
                                 == Some(p)
                     }
                 };
-                could && procfs::may_be_cloning(t.tid)
+                could
+                    && match procfs::may_be_cloning(t.tid) {
+                        Cloning::No => false,
+                        Cloning::Yes => true,
+                        Cloning::Running(u) => {
+                            now.insert(t.tid, u);
+                            before.get(&t.tid).is_none_or(|&b| u <= b)
+                        }
+                    }
             });
             if !creator_left {
                 orphans.push((c, tgid));
             }
         }
+        self.early_utime = now;
         for (c, tgid) in orphans {
             self.early.remove(&c);
             self.stats.claimed += 1;

@@ -186,6 +186,8 @@ pub struct State {
     pub early: HashSet<i32>,
     /// The ptrace thread checks early tasks on a timer ([`early`]).
     pub early_timer: bool,
+    /// Running tasks' user time at the last check of early tasks ([`early`]).
+    pub early_utime: HashMap<i32, u64>,
     /// The program's first process.
     pub root: i32,
     /// The supervisor's process and threads: what the program may not signal or name as a
@@ -214,6 +216,7 @@ impl State {
             procs: HashMap::default(),
             early: HashSet::default(),
             early_timer: false,
+            early_utime: HashMap::default(),
             root,
             outside,
             waiter,
