@@ -148,35 +148,13 @@ impl State {
             let dumpable = procfs::state_of(tid)
                 .and_then(|(_, ppid)| self.procs.get(&ppid))
                 .is_none_or(|p| p.dumpable);
-            self.procs.insert(
-                tgid,
-                Proc {
-                    nofile: sys::nofile_of(tid).unwrap_or((1024, 1024)),
-                    rlimit_pending: 0,
-                    dumpable,
-                    image: None,
-                    reported: false,
-                },
-            );
+            let nofile = sys::nofile_of(tid).unwrap_or((1024, 1024));
+            self.procs.insert(tgid, Proc::new(nofile, dumpable));
         }
         let shares = thread || !own;
-        self.tasks.insert(
-            tid,
-            Task {
-                tid,
-                tgid,
-                files,
-                inflight: None,
-                call: -1,
-                touched: Vec::new(),
-                started: false,
-                raw: false,
-                exiting: false,
-                // The options it inherited are not known: `start` sets them either way.
-                exec_events: !shares,
-                exec_wanted: shares,
-            },
-        );
+        // The options it inherited are not known: `start` sets them either way.
+        self.tasks
+            .insert(tid, Task::new(tid, tgid, files, !shares, shares));
         self.stats.tasks += 1;
         if own {
             self.rebuild(tid);

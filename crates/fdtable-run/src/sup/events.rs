@@ -241,32 +241,11 @@ impl State {
             // The kernel copied the parent's limit with the process: a new one that another
             // thread of the parent set may not be settled in the library yet.
             let nofile = sys::nofile_of(child).unwrap_or(nofile);
-            self.procs.insert(
-                tgid,
-                Proc {
-                    nofile,
-                    rlimit_pending: 0,
-                    dumpable,
-                    image: None,
-                    reported: false,
-                },
-            );
+            self.procs.insert(tgid, Proc::new(nofile, dumpable));
         }
         self.tasks.insert(
             child,
-            Task {
-                tid: child,
-                tgid,
-                files,
-                inflight: None,
-                call: -1,
-                touched: Vec::new(),
-                started: false,
-                raw: false,
-                exiting: false,
-                exec_events: inherited_exec_events,
-                exec_wanted: shares,
-            },
+            Task::new(child, tgid, files, inherited_exec_events, shares),
         );
         if shares {
             // Its exec would change thread ids or unshare a table: the parent's events on

@@ -172,6 +172,39 @@ pub struct Proc {
     pub reported: bool,
 }
 
+impl Proc {
+    /// A thread group with limit `nofile` and the dumpable flag `dumpable`.
+    pub fn new(nofile: (u64, u64), dumpable: bool) -> Proc {
+        Proc {
+            nofile,
+            rlimit_pending: 0,
+            dumpable,
+            image: None,
+            reported: false,
+        }
+    }
+}
+
+impl Task {
+    /// A new task `tid` of thread group `tgid` on `files`, before its first stop, with
+    /// `PTRACE_O_TRACEEXEC` as `exec_events` says it has it and as `exec_wanted` asks.
+    pub fn new(tid: i32, tgid: i32, files: Fdt, exec_events: bool, exec_wanted: bool) -> Task {
+        Task {
+            tid,
+            tgid,
+            files,
+            inflight: None,
+            call: -1,
+            touched: Vec::new(),
+            started: false,
+            raw: false,
+            exiting: false,
+            exec_events,
+            exec_wanted,
+        }
+    }
+}
+
 /// The supervisor's state.
 pub struct State {
     /// Configuration.
@@ -232,32 +265,15 @@ impl State {
         s.tables.insert(key_of(&files), Table::new());
         s.procs.insert(
             root,
-            Proc {
-                nofile: sys::nofile_of(root).unwrap_or((1024, 1024)),
-                rlimit_pending: 0,
-                dumpable: true,
-                image: None,
-                reported: false,
-            },
+            Proc::new(sys::nofile_of(root).unwrap_or((1024, 1024)), true),
         );
-        s.tasks.insert(
-            root,
-            Task {
-                tid: root,
-                tgid: root,
-                files,
-                inflight: None,
-                call: -1,
-                touched: Vec::new(),
-                started: true,
-                raw: true,
-                exiting: false,
-                // Seized with exec events (except under `--floor`): its first exec is read
-                // at the event.
-                exec_events: !s.cfg.floor,
-                exec_wanted: !s.cfg.floor,
-            },
-        );
+        // Seized with exec events (except under `--floor`): its first exec is read at the
+        // event.
+        let exec_events = !s.cfg.floor;
+        let mut task = Task::new(root, root, files, exec_events, exec_events);
+        task.started = true;
+        task.raw = true;
+        s.tasks.insert(root, task);
         s
     }
 
