@@ -147,6 +147,36 @@ fn a_process_sharing_the_table_killed_mid_close_leaves_the_table_to_the_kernel()
 }
 
 #[test]
+fn a_sharer_killed_mid_call_leaves_its_numbers_bits_to_the_kernel() {
+    let Some(p) = probe("probe_kill_bits") else {
+        return;
+    };
+    // The calls cut short by a kill or an `exit_group` may not have run. Before the fix, per
+    // 150 rounds: 2-8 rounds with a wrong F_GETFD after a SIGKILL (an exit stop settled the
+    // cut call as if it had run), 2-5 after an exit (a quiesce through an exiting thread lost
+    // the table's contention, then adopted a number whose bit it could no longer read as 0).
+    let dir = support::scratch("kill-bits");
+    for how in ["kill", "exit"] {
+        for flags in [&["--check-tables"][..], &[]] {
+            let r = support::under(flags, &[&p, "150", how], &dir, &[]);
+            assert_eq!(
+                (r.code, r.stdout.as_str()),
+                (Some(0), "bad rounds 0\n"),
+                "{how} {flags:?}: {}",
+                r.stderr
+            );
+            assert!(
+                !r.notes()
+                    .iter()
+                    .any(|l| l.contains("differs from the library's")),
+                "{how} {flags:?}: {}",
+                r.stderr
+            );
+        }
+    }
+}
+
+#[test]
 fn descriptors_received_while_other_threads_reserve_keep_the_kernels_bits() {
     let Some(p) = probe("probe_recv_bits") else {
         return;

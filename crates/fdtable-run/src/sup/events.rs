@@ -271,6 +271,10 @@ impl State {
     }
 
     fn on_exit_event(&mut self, tid: i32) {
+        // A task reaches its exit with a call in flight only when it was killed during the
+        // call (a fatal signal, another thread's `exit_group` or exec), perhaps before the
+        // call ran, even if its `CONTINUE` was delivered.
+        self.cut_short(tid);
         self.task_back(tid);
         if let Some(task) = self.tasks.get_mut(&tid) {
             task.exiting = true;

@@ -217,7 +217,12 @@ impl State {
         };
         let probe = self.probe(tid, n);
         if probe == Some(true) {
-            self.adopt(tid, n, Expect::default(), true);
+            if !self.adopt(tid, n, Expect::default(), true) {
+                if let Some(task) = self.tasks.get(&tid) {
+                    task.files.put_unused_fd(n);
+                }
+                return Ran::Gone;
+            }
             if let Some(p) = self
                 .tasks
                 .get(&tid)

@@ -198,13 +198,20 @@ impl State {
                     if contested_bits.contains(&n) {
                         e.cloexec = None;
                     }
-                    self.adopt(tid, n, e, contended)
+                    if !self.adopt(tid, n, e.clone(), contended)
+                        && let Some(t) = self.tables.get_mut(&key)
+                    {
+                        t.uncertain.insert(n, e);
+                        t.contended |= contended;
+                    }
                 }
                 Some(false) => free.push((n, e)),
-                // The task is gone; its table goes with it (or another task settles it).
+                // The task is gone; its table goes with it (or another task settles it), with
+                // what is known of the order of its calls.
                 None => {
                     if let Some(t) = self.tables.get_mut(&key) {
                         t.uncertain.insert(n, e);
+                        t.contended |= contended;
                     }
                 }
             }
@@ -223,6 +230,7 @@ impl State {
                 }
             } else if let Some(t) = self.tables.get_mut(&key) {
                 t.uncertain.insert(n, e);
+                t.contended |= contended;
             }
         }
     }
@@ -265,8 +273,11 @@ impl State {
         self.probe(tid, anchor) == Some(true)
     }
 
-    /// Installs, at `tid`'s reserved number `n`, what the kernel shows there.
-    pub fn adopt(&mut self, tid: i32, n: u32, e: Expect, contended: bool) {
+    /// Installs, at `tid`'s reserved number `n`, what the kernel shows there. False (`n` left
+    /// reserved) if its close-on-exec bit is the kernel's to say and `tid` can no longer show
+    /// it (it let go of its table while exiting): a task that holds the table settles `n`.
+    #[must_use]
+    pub fn adopt(&mut self, tid: i32, n: u32, e: Expect, contended: bool) -> bool {
         let mut cloexec = e.cloexec;
         if self.table(tid).is_some_and(|t| t.bits.contains(&n)) {
             // Its bit is the kernel's to say ([`super::table::Table::bits`]).
@@ -274,16 +285,20 @@ impl State {
         }
         let mut opath = e.opath;
         if contended || cloexec.is_none() {
-            if let Some(f) = self.kernel_flags(tid, n) {
-                cloexec = Some(f & O_CLOEXEC != 0);
-                opath = Some(f & O_PATH != 0);
+            match self.kernel_flags(tid, n) {
+                Some(f) => {
+                    cloexec = Some(f & O_CLOEXEC != 0);
+                    opath = Some(f & O_PATH != 0);
+                }
+                None if contended || cloexec.is_none() => return false,
+                None => {}
             }
             if contended {
                 self.stats.adopted += 1;
             }
         }
         let Some(task) = self.tasks.get(&tid) else {
-            return;
+            return false;
         };
         // Contended numbers may have been taken in another order than reserved (two `dup`s
         // racing): the expected description may be another number's, and with it what it
@@ -302,6 +317,7 @@ impl State {
         {
             task.touched.push(n);
         }
+        true
     }
 
     /// A call that installs an unknown number of descriptors finished on a table only its
@@ -323,7 +339,13 @@ impl State {
                         origin,
                         ..Expect::default()
                     };
-                    self.adopt(tid, n, e, false);
+                    if !self.adopt(tid, n, e, false) {
+                        // The task let go of its table: nothing more to read through it.
+                        if let Some(task) = self.tasks.get(&tid) {
+                            task.files.put_unused_fd(n);
+                        }
+                        return;
+                    }
                     from = n + 1;
                 }
                 _ => {
@@ -418,8 +440,14 @@ impl State {
                                 .and_then(|t| t.uncertain.remove(&n))
                                 .unwrap_or_default();
                             let contended = self.tables.get(&key).is_some_and(|t| t.contended);
-                            self.adopt(tid, n, e, contended);
-                            Known::Installed
+                            if self.adopt(tid, n, e.clone(), contended) {
+                                Known::Installed
+                            } else {
+                                if let Some(t) = self.tables.get_mut(&key) {
+                                    t.uncertain.insert(n, e);
+                                }
+                                Known::Unsure
+                            }
                         }
                         // Free, or reserved by a call in flight: EBADF either way.
                         _ => Known::Reserved,
@@ -440,8 +468,13 @@ impl State {
                         if task.files.alloc_fd(n, n as u64 + 1, 0).is_err() {
                             return Known::Unsure;
                         }
-                        self.adopt(tid, n, Expect::default(), true);
-                        Known::Installed
+                        if self.adopt(tid, n, Expect::default(), true) {
+                            return Known::Installed;
+                        }
+                        if let Some(task) = self.tasks.get(&tid) {
+                            task.files.put_unused_fd(n);
+                        }
+                        Known::Unsure
                     }
                     _ => Known::Free,
                 }
@@ -586,7 +619,13 @@ impl State {
             }
         }
         for n in adopt {
-            self.adopt(tid, n, Expect::default(), true);
+            if !self.adopt(tid, n, Expect::default(), true) {
+                // Read through a task that let go of the table meanwhile.
+                if let Some(task) = self.tasks.get(&tid) {
+                    task.files.put_unused_fd(n);
+                }
+                return false;
+            }
         }
         true
     }
@@ -668,6 +707,31 @@ impl State {
             *t.busy.entry(n).or_default() += 1;
         }
         task.inflight = Some(InFlight { settle, touched });
+    }
+
+    /// `tid` was killed during its call in flight, which may or may not have run (a fatal
+    /// signal that wakes a task waiting for its answer skips the call, even when the answer
+    /// was `CONTINUE` and was delivered): the close-on-exec bits of the numbers it touched
+    /// are the kernel's. Settle the call after this.
+    pub fn cut_short(&mut self, tid: i32) {
+        let Some(task) = self.tasks.get(&tid) else {
+            return;
+        };
+        let Some(f) = task.inflight.as_ref() else {
+            return;
+        };
+        let key = key_of(&task.files);
+        let Some(t) = self.tables.get_mut(&key) else {
+            return;
+        };
+        for &n in &f.touched {
+            match t.uncertain.get_mut(&n) {
+                Some(e) => e.cloexec = None,
+                None => {
+                    t.bits.insert(n);
+                }
+            }
+        }
     }
 
     /// A task with a call in flight is gone (or its table is): the call is over.
