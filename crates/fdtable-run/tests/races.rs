@@ -177,6 +177,24 @@ fn a_sharer_killed_mid_call_leaves_its_numbers_bits_to_the_kernel() {
 }
 
 #[test]
+fn a_thread_created_as_its_process_stops_stays_stopped() {
+    let Some(p) = probe("probe_group_stop") else {
+        return;
+    };
+    // A thread whose first stop was the group-stop it joined at creation was resumed like
+    // any new thread and ran while its process was reported stopped: 2-4 rounds of 150 in
+    // two runs of three before the fix (with two spinning processes).
+    let dir = support::scratch("group-stop");
+    let r = support::under(&[], &[&p, "150", "4", "2"], &dir, &[]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (Some(0), "moved 0\n"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn descriptors_received_while_other_threads_reserve_keep_the_kernels_bits() {
     let Some(p) = probe("probe_recv_bits") else {
         return;

@@ -16,7 +16,7 @@
 
 use super::Shared;
 use super::table::Table;
-use super::{Exit, Proc, State, Task, key_of};
+use super::{Exit, FirstStop, Proc, State, Task, key_of};
 use crate::sys::{self, Status};
 use fdtable_syscalls::consts::{CLONE_FILES, CLONE_THREAD, CLONE_VFORK};
 use nix::sys::ptrace;
@@ -298,6 +298,7 @@ impl State {
 
     fn on_gone(&mut self, tid: i32, _how: Exit) {
         self.early.remove(&tid);
+        self.first_stops.remove(&tid);
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
             return;
         };
@@ -328,17 +329,16 @@ impl State {
     fn on_stop(&mut self, tid: i32, sig: i32) {
         let Some(task) = self.tasks.get_mut(&tid) else {
             // A new task's first stop, before its creator's event.
+            self.first_stop(tid, FirstStop::of_event_stop(sig));
             self.stopped_early(tid);
             return;
         };
         if !task.started {
+            self.first_stop(tid, FirstStop::of_event_stop(sig));
             self.start(tid);
             return;
         }
-        if matches!(
-            sig,
-            libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
-        ) {
+        if super::is_stop_signal(sig) {
             // Group-stop: stay stopped, but hear about SIGCONT.
             let _ = sys::ptrace_listen(tid);
         } else {
@@ -349,25 +349,41 @@ impl State {
     fn on_signal(&mut self, tid: i32, sig: i32) {
         self.stats.signals += 1;
         let Some(task) = self.tasks.get_mut(&tid) else {
+            self.first_stop(tid, FirstStop::Signal(sig));
             self.stopped_early(tid);
             return;
         };
         if !task.started {
+            self.first_stop(tid, FirstStop::Signal(sig));
             self.start(tid);
             return;
         }
         let _ = sys::resume(tid, sig);
     }
 
+    /// Records how new task `tid`'s first stop must end.
+    fn first_stop(&mut self, tid: i32, how: FirstStop) {
+        if how == FirstStop::Attach {
+            self.first_stops.remove(&tid);
+        } else {
+            self.first_stops.insert(tid, how);
+        }
+    }
+
     /// A new task's first stop, after its creator's event: its exec events as it needs
-    /// them, then it runs.
+    /// them, then it runs (or, at a group-stop, stays stopped until `SIGCONT`).
     pub(super) fn start(&mut self, tid: i32) {
+        let how = self.first_stops.remove(&tid).unwrap_or(FirstStop::Attach);
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
         };
         task.started = true;
         let want = task.exec_wanted;
         self.set_exec_events(tid, want);
-        let _ = sys::resume(tid, 0);
+        let _ = match how {
+            FirstStop::Attach => sys::resume(tid, 0),
+            FirstStop::GroupStop => sys::ptrace_listen(tid),
+            FirstStop::Signal(sig) => sys::resume(tid, sig),
+        };
     }
 }

@@ -205,6 +205,37 @@ impl Task {
     }
 }
 
+/// A new task's first stop, which [`State::start`] ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstStop {
+    /// The stop of a task the kernel attached at its creation: resumed.
+    Attach,
+    /// A group-stop (its process was being stopped as it was created, and the kernel made
+    /// it join the stop): it stays stopped until `SIGCONT`, as natively.
+    GroupStop,
+    /// A signal was delivered to it first: resumed with the signal.
+    Signal(i32),
+}
+
+impl FirstStop {
+    /// The stop `PTRACE_EVENT_STOP` reports with `sig`.
+    pub fn of_event_stop(sig: i32) -> FirstStop {
+        if is_stop_signal(sig) {
+            FirstStop::GroupStop
+        } else {
+            FirstStop::Attach
+        }
+    }
+}
+
+/// Whether a `PTRACE_EVENT_STOP` with `sig` is a group-stop.
+pub fn is_stop_signal(sig: i32) -> bool {
+    matches!(
+        sig,
+        libc::SIGSTOP | libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU
+    )
+}
+
 /// The supervisor's state.
 pub struct State {
     /// Configuration.
@@ -217,6 +248,9 @@ pub struct State {
     pub procs: HashMap<i32, Proc>,
     /// New tasks whose first stop came before their creator's event.
     pub early: HashSet<i32>,
+    /// New tasks, not started yet, whose first stop was not the plain attach stop: how
+    /// [`State::start`] lets them go.
+    pub first_stops: HashMap<i32, FirstStop>,
     /// The ptrace thread checks early tasks on a timer ([`early`]).
     pub early_timer: bool,
     /// Running tasks' user time at the last check of early tasks ([`early`]).
@@ -248,6 +282,7 @@ impl State {
             tables: HashMap::default(),
             procs: HashMap::default(),
             early: HashSet::default(),
+            first_stops: HashMap::default(),
             early_timer: false,
             early_utime: HashMap::default(),
             root,
