@@ -418,6 +418,7 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
         "table_mismatches": stats.table_mismatches,
         "early": stats.early,
         "early_checks": stats.early_checks,
+        "restarted": stats.restarted,
         "claimed": stats.claimed,
         "supervisor_fds_start": fds_start,
         "supervisor_fds_end": fds_end,

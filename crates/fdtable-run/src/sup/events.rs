@@ -358,7 +358,49 @@ impl State {
             self.start(tid);
             return;
         }
+        self.restart_cut_call(tid);
         let _ = sys::resume(tid, sig);
+    }
+
+    /// At a signal-delivery stop: a notified call the signal interrupted before the
+    /// supervisor received it (until then the task's wait is interruptible) returns
+    /// `-ERESTARTSYS`, which a handler without `SA_RESTART` turns into EINTR, from calls that
+    /// natively run to completion (`close`, `dup`, the open of a regular file). That call
+    /// never ran: it is restarted after the handler instead (`-ERESTARTNOINTR`), as if the
+    /// signal had come just before it. A call the supervisor `CONTINUE`d ran in the kernel,
+    /// and its own interruptions (an open of a FIFO) stay the program's.
+    pub(super) fn restart_cut_call(&mut self, tid: i32) {
+        const ERESTARTSYS: i64 = 512;
+        const ERESTARTNOINTR: i64 = 513;
+        let continued = self.tasks.get_mut(&tid).and_then(|t| t.continued.take());
+        let pid = Pid::from_raw(tid);
+        let Ok(mut r) = ptrace::getregs(pid) else {
+            return;
+        };
+        if (r.orig_rax as i64) < 0 || r.rax as i64 != -ERESTARTSYS {
+            return;
+        }
+        // A call that may block in the kernel, `CONTINUE`d at this address, was interrupted
+        // there (or, in a loop, the next call at the same address was cut: left as it is).
+        if continued == Some((r.orig_rax, r.rip))
+            && fdtable_syscalls::by_nr(r.orig_rax).is_some_and(crate::policy::may_be_interrupted)
+        {
+            return;
+        }
+        let args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
+        let action = crate::filter::evaluate(
+            &self.filter,
+            crate::filter::AUDIT_ARCH_X86_64,
+            r.orig_rax as u32,
+            args,
+        );
+        if action != crate::filter::RET_NOTIFY {
+            return;
+        }
+        r.rax = -ERESTARTNOINTR as u64;
+        if ptrace::setregs(pid, r).is_ok() {
+            self.stats.restarted += 1;
+        }
     }
 
     /// Records how new task `tid`'s first stop must end.

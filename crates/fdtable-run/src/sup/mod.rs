@@ -87,6 +87,8 @@ pub struct Stats {
     pub early: u64,
     /// Checks whether an early task's creator can still report it.
     pub early_checks: u64,
+    /// Notified calls a signal interrupted before they were received, restarted.
+    pub restarted: u64,
     /// Early tasks claimed from the kernel: their creator was killed before its event.
     pub claimed: u64,
 }
@@ -138,6 +140,10 @@ pub struct Task {
     pub inflight: Option<settle::InFlight>,
     /// The number of its last notified call (-1 before the first).
     pub call: i64,
+    /// Its last notified call, if it was `CONTINUE`d (its number and instruction pointer):
+    /// that call runs in the kernel, whose own interruptions are the program's to see
+    /// ([`State::restart_cut_call`]).
+    pub continued: Option<(u64, u64)>,
     /// Numbers the last decided call changed (checked at the task's next stop).
     pub touched: Vec<u32>,
     /// Its first stop has been seen.
@@ -195,6 +201,7 @@ impl Task {
             files,
             inflight: None,
             call: -1,
+            continued: None,
             touched: Vec::new(),
             started: false,
             raw: false,
@@ -271,16 +278,24 @@ pub struct State {
     pub origins: track::Origins,
     /// A shared table has many uncertain numbers: receive queued notifications together.
     pub drain: bool,
+    /// The program's filter, to tell which calls it notifies ([`State::restart_cut_call`]).
+    pub filter: Vec<crate::filter::Insn>,
 }
 
 impl State {
     /// The state for the program's first process `root` (its table is read at its exec).
     pub fn new(cfg: Config, root: i32, outside: Vec<i32>, waiter: i32) -> State {
+        let filter = crate::filter::program(&crate::filter::Context {
+            supervisor: outside.clone(),
+            dumpable: cfg.emulate_dumpable,
+            notify_processes: cfg.untraced,
+        });
         let mut s = State {
             cfg,
             tasks: HashMap::default(),
             tables: HashMap::default(),
             procs: HashMap::default(),
+            filter,
             early: HashSet::default(),
             first_stops: HashMap::default(),
             early_timer: false,
@@ -556,6 +571,9 @@ impl State {
             t.touched.clear();
         }
         let r = crate::calls::decide(self, tid, nr, &args);
+        if let Some(t) = self.tasks.get_mut(&tid) {
+            t.continued = (r == Reply::Continue).then_some((nr, n.data.ip));
+        }
         self.drain = self
             .table(tid)
             .is_some_and(|t| t.uncertain.len() > DRAIN_ABOVE);
