@@ -286,6 +286,12 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
 /// code.
 fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     let _ = sys::setsid();
+    // The waiter is the process the caller knows: if it is killed (`kill -9` of its pid, a
+    // service manager stopping it), the supervisor goes too, and with it (`PTRACE_O_EXITKILL`)
+    // the program, as the program itself would have been killed natively.
+    if !sys::die_with_parent(waiter) {
+        return 125;
+    }
     let _ = sys::set_dumpable(false);
     sys::ignore_forwarded();
     sys::raise_nofile();

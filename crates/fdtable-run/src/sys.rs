@@ -107,6 +107,23 @@ pub fn set_dumpable(on: bool) -> io::Result<()> {
         .map(drop)
 }
 
+/// `prctl(PR_SET_PDEATHSIG, SIGKILL)`: this process is killed when `parent` (the thread that
+/// forked it) exits. False if `parent` is gone already.
+pub fn die_with_parent(parent: i32) -> bool {
+    // SAFETY: integer arguments only.
+    let set = unsafe {
+        libc::prctl(
+            libc::PR_SET_PDEATHSIG,
+            libc::SIGKILL as libc::c_ulong,
+            0,
+            0,
+            0,
+        )
+    };
+    // SAFETY: no arguments.
+    set == 0 && unsafe { libc::getppid() } == parent
+}
+
 /// Whether the calling process has `cap` in its effective set.
 pub fn has_capability(cap: u32) -> bool {
     let mut hdr = libc_cap_header(0);

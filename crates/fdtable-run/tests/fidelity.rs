@@ -235,3 +235,43 @@ fn clock_ids_and_keyctl_carry_translated_descriptors() {
         copy("clock_keyctl.py"),
     );
 }
+
+#[test]
+fn killing_fdtable_run_kills_the_program() {
+    // `kill -9` of `fdtable run`'s own pid (what a service manager or `timeout -s KILL`
+    // does) left the supervisor and the program running until the program ended.
+    let dir = support::scratch("kill-waiter");
+    let marker = dir.join("started");
+    let script = format!(
+        "touch {}; exec sleep 30",
+        marker.to_str().expect("a UTF-8 path")
+    );
+    let mut waiter = std::process::Command::new(support::bin())
+        .args(["--", "sh", "-c", &script])
+        .current_dir(&dir)
+        .spawn()
+        .expect("fdtable-run starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !marker.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The program: the `sleep` whose parent is the waiter.
+    let program = support::children(waiter.id() as i32)
+        .into_iter()
+        .find(|&p| support::comm(p).as_deref() == Some("sleep"))
+        .expect("the program is the waiter's child");
+    waiter.kill().expect("SIGKILL to fdtable-run");
+    let _ = waiter.wait();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while support::alive(program) && support::comm(program).as_deref() == Some("sleep") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the program outlived fdtable run"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
