@@ -63,14 +63,18 @@ pub fn bench(args: BenchArgs) -> i32 {
     }
     let workloads = suite::all();
     if args.list {
+        // Written whole, then once: a reader that stops early (`| head`) ends the listing
+        // without a panic (println! panics on a closed pipe).
+        let mut text = String::new();
         for w in &workloads {
-            println!("{:<14} {}", w.name, w.about);
+            text += &format!("{:<14} {}\n", w.name, w.about);
         }
-        println!("\nimplementations: {}", suite::impls().join(", "));
-        println!("\ninstruction paths (--instructions PATH --iters N, see ci/instructions):");
+        text += &format!("\nimplementations: {}\n", suite::impls().join(", "));
+        text += "\ninstruction paths (--instructions PATH --iters N, see ci/instructions):\n";
         for (p, what) in crate::instructions::PATHS {
-            println!("  {p:<20} {what}");
+            text += &format!("  {p:<20} {what}\n");
         }
+        let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
         return 0;
     }
     for w in &args.workloads {
