@@ -369,7 +369,7 @@ impl State {
     /// never ran: it is restarted after the handler instead (`-ERESTARTNOINTR`), as if the
     /// signal had come just before it. A call the supervisor `CONTINUE`d ran in the kernel,
     /// and its own interruptions (an open of a FIFO) stay the program's.
-    pub(super) fn restart_cut_call(&mut self, tid: i32) {
+    pub fn restart_cut_call(&mut self, tid: i32) {
         const ERESTARTSYS: i64 = 512;
         const ERESTARTNOINTR: i64 = 513;
         let continued = self.tasks.get_mut(&tid).and_then(|t| t.continued.take());
@@ -414,7 +414,7 @@ impl State {
 
     /// A new task's first stop, after its creator's event: its exec events as it needs
     /// them, then it runs (or, at a group-stop, stays stopped until `SIGCONT`).
-    pub(super) fn start(&mut self, tid: i32) {
+    pub fn start(&mut self, tid: i32) {
         let how = self.first_stops.remove(&tid).unwrap_or(FirstStop::Attach);
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
