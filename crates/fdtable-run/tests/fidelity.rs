@@ -239,39 +239,24 @@ fn clock_ids_and_keyctl_carry_translated_descriptors() {
 #[test]
 fn killing_fdtable_run_kills_the_program() {
     // `kill -9` of `fdtable run`'s own pid (what a service manager or `timeout -s KILL`
-    // does) left the supervisor and the program running until the program ended.
+    // does) left the supervisor and the program running until the program ended. The
+    // program's stdout is this pipe: it reaches its end when the program is gone, and holds
+    // "survived" if the program ran on.
+    use std::io::{BufRead, Read};
     let dir = support::scratch("kill-waiter");
-    let marker = dir.join("started");
-    let script = format!(
-        "touch {}; exec sleep 30",
-        marker.to_str().expect("a UTF-8 path")
-    );
     let mut waiter = std::process::Command::new(support::bin())
-        .args(["--", "sh", "-c", &script])
+        .args(["--", "sh", "-c", "echo started; sleep 5; echo survived"])
         .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("fdtable-run starts");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !marker.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the program never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    // The program: the `sleep` whose parent is the waiter.
-    let program = support::children(waiter.id() as i32)
-        .into_iter()
-        .find(|&p| support::comm(p).as_deref() == Some("sleep"))
-        .expect("the program is the waiter's child");
+    let mut out = std::io::BufReader::new(waiter.stdout.take().expect("a pipe"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("the program writes");
+    assert_eq!(line, "started\n");
     waiter.kill().expect("SIGKILL to fdtable-run");
     let _ = waiter.wait();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while support::alive(program) && support::comm(program).as_deref() == Some("sleep") {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the program outlived fdtable run"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).expect("the pipe's end");
+    assert_eq!(rest, "", "the program outlived fdtable run");
 }

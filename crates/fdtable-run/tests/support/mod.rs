@@ -238,28 +238,3 @@ pub fn build_dir() -> PathBuf {
     std::fs::create_dir_all(&d).unwrap();
     d
 }
-
-/// The children of process `pid` (of its main thread), from `/proc`.
-pub fn children(pid: i32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
-        .unwrap_or_default()
-        .split_whitespace()
-        .filter_map(|s| s.parse().ok())
-        .collect()
-}
-
-/// The command name of process `pid`, if it exists.
-pub fn comm(pid: i32) -> Option<String> {
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .ok()
-        .map(|s| s.trim_end().to_string())
-}
-
-/// Whether process `pid` exists and is not a zombie.
-pub fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit_once(") ").map(|(_, rest)| rest.chars().next()))
-        .flatten()
-        .is_some_and(|state| state != 'Z' && state != 'X')
-}
