@@ -724,14 +724,7 @@ impl State {
         let Some(t) = self.tables.get_mut(&key) else {
             return;
         };
-        for &n in &f.touched {
-            match t.uncertain.get_mut(&n) {
-                Some(e) => e.cloexec = None,
-                None => {
-                    t.bits.insert(n);
-                }
-            }
-        }
+        bits_to_kernel(t, &f.touched);
     }
 
     /// A task with a call in flight is gone (or its table is): the call is over.
@@ -740,16 +733,11 @@ impl State {
             return;
         };
         t.inflight = t.inflight.saturating_sub(1);
-        for n in f.touched {
+        for &n in &f.touched {
             unbusy(t, n);
-            // The call may or may not have run: the bit is the kernel's.
-            match t.uncertain.get_mut(&n) {
-                Some(e) => e.cloexec = None,
-                None => {
-                    t.bits.insert(n);
-                }
-            }
         }
+        // The call may or may not have run.
+        bits_to_kernel(t, &f.touched);
     }
 
     /// After a `clone3` that returned without a clone event: a task its flags (changed by
@@ -858,6 +846,20 @@ fn hold_uncertain(st: &mut State, tid: i32, n: u32, e: Expect) {
         return;
     }
     st.make_uncertain(tid, n, e);
+}
+
+/// The close-on-exec bits of `ns` are the kernel's to say (a call that changed them may or
+/// may not have run): an uncertain number's expectation is dropped, another is read when the
+/// table is quiet ([`super::table::Table::bits`]).
+fn bits_to_kernel(t: &mut super::table::Table, ns: &[u32]) {
+    for &n in ns {
+        match t.uncertain.get_mut(&n) {
+            Some(e) => e.cloexec = None,
+            None => {
+                t.bits.insert(n);
+            }
+        }
+    }
 }
 
 fn unbusy(t: &mut super::table::Table, n: u32) {
