@@ -1,22 +1,20 @@
-//! `fdtable run`: arguments, the three processes (the waiter, the supervisor, the program),
-//! and the exit status.
+//! `fdtable run`: arguments, the supervisor's process, and the program.
 //!
-//! The process the caller started is the **waiter**: it forks the supervisor (which leaves
-//! the caller's session) and the program (which stays in the caller's process group), waits
-//! for both, and exits as the program did. Exit status: the program's. A program killed by a
-//! signal is reported the way a native run reports it: the waiter restores the signal's
-//! default action and kills itself with it, so the caller's `wait` sees `WIFSIGNALED` with the
-//! same signal (the core-dump bit is not reproduced). When the program cannot be started: 127
-//! if it is not found, 126 if it cannot be executed (as shells do), 125 if `fdtable run`
-//! itself cannot run.
+//! The process the caller started becomes the program: it starts the supervisor (a
+//! grandchild that leaves the caller's session, so that the program has no child it did not
+//! make), waits for it to attach, and executes the program in place, as `strace -D` does.
+//! The program keeps the process id, the parent, the process group and the session the
+//! caller gave `fdtable run`, so its exit status, its signals, job control and `getppid()`
+//! are native. When the program cannot be started: 127 if it is not found, 126 if it cannot
+//! be executed (as shells do), 125 if `fdtable run` itself cannot run.
 
 use crate::filter;
 use crate::procfs;
-use crate::sup::{self, Config, State, Stats};
-use crate::sys::{self, ProgramPlan, Status, Step};
+use crate::sup::{self, Config, State};
+use crate::sys::{self, ProgramPlan, Step};
 use nix::sys::ptrace;
 use std::ffi::{CString, OsString};
-use std::io::{BufRead, Read, Write};
+use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -81,45 +79,28 @@ fn resolve(cmd: &OsString) -> Option<PathBuf> {
     found_not_exec
 }
 
-/// Runs `fdtable run`; returns the exit code (or does not return: dies of the program's
-/// signal).
+/// Runs `fdtable run`: on success this process becomes the program (`execve`) and does not
+/// return; otherwise returns the exit code (125: `fdtable run` itself could not run; 126:
+/// the program cannot be executed; 127: it is not found).
 pub fn run(args: RunArgs) -> i32 {
     let signals = sys::CallerSignals::capture();
     let inherited = procfs::inherited_fds();
-    let host_fds_start = procfs::own_fd_count();
-    let (code, stats) = run_inner(&args, &inherited, signals);
-    if let Some(path) = &args.stats {
-        let mut v = stats.unwrap_or(serde_json::json!({}));
-        v["host_fds_start"] = host_fds_start.into();
-        v["host_fds_end"] = procfs::own_fd_count().into();
-        let _ = std::fs::write(path, v.to_string());
-    }
-    match code {
-        Ok(c) => c,
-        Err(sig) => sys::reraise(sig),
-    }
-}
-
-type Outcome = (Result<i32, i32>, Option<serde_json::Value>);
-
-fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> Outcome {
-    let fail = |code: i32| (Ok(code), None);
     if !sys::is_single_threaded() {
         say("fdtable run must be single-threaded to fork");
-        return fail(125);
+        return 125;
     }
     let Some(path) = resolve(&args.cmd[0]) else {
         say(format!(
             "{}: No such file or directory",
             args.cmd[0].to_string_lossy()
         ));
-        return fail(127);
+        return 127;
     };
     // What the program needs, prepared before any fork.
     let to_c = |s: &[u8]| CString::new(s).ok();
     let Some(cpath) = to_c(path.as_os_str().as_bytes()) else {
         say("the command contains a NUL byte");
-        return fail(125);
+        return 125;
     };
     let mut strings = Vec::new();
     for a in &args.cmd {
@@ -127,7 +108,7 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
             Some(c) => strings.push(c),
             None => {
                 say("an argument contains a NUL byte");
-                return fail(125);
+                return 125;
             }
         }
     }
@@ -144,66 +125,68 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
     argv.push(std::ptr::null());
     let mut envp: Vec<*const libc::c_char> = strings[argc..].iter().map(|s| s.as_ptr()).collect();
     envp.push(std::ptr::null());
+    // The supervisor may change its directory; the counters' file is named from here.
+    let stats = args
+        .stats
+        .as_ref()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()));
 
-    // Two channels, so that `fdtable run` fits in a table as small as the program's may be
-    // (`ulimit -n 8`): the waiter and the supervisor (the supervisor's ids, the program's
-    // pid, a failed setup step, the counters), the program and the supervisor (the
-    // listener's number or a failed step, then "go"). Both close-on-exec.
-    // They need four descriptors: below a soft limit of 16 this process raises its own to the
-    // hard limit, and the program gets the caller's back before it executes.
+    // One channel between this process (the program to be) and the supervisor: the
+    // supervisor's ids, then the listener's number, then "go". Close-on-exec. Its two
+    // descriptors must fit in a table as small as the program's may be (`ulimit -n 2`):
+    // below a soft limit of 16 this process raises its own to the hard limit, and the
+    // program gets the caller's back before it executes.
     let caller_nofile = sys::raise_soft_nofile(16);
-    let pair = || {
-        std::os::unix::net::UnixStream::pair().map(|(a, b)| (OwnedFd::from(a), OwnedFd::from(b)))
-    };
-    let (Ok((ws_w, ws_s)), Ok((cs_c, cs_s))) = (pair(), pair()) else {
+    let Ok((cs_c, cs_s)) = std::os::unix::net::UnixStream::pair() else {
         say(
-            "cannot create the supervisor's channels: RLIMIT_NOFILE leaves no room for their four descriptors",
+            "cannot create the supervisor's channel: RLIMIT_NOFILE leaves no room for its two descriptors",
         );
-        return fail(125);
+        return 125;
     };
+    let (cs_c, cs_s) = (OwnedFd::from(cs_c), OwnedFd::from(cs_s));
     let cfg = Config {
         track_fds: args.track_fds,
         check_tables: args.check_tables,
         floor: args.floor || args.floor_untraced,
         untraced: args.floor_untraced,
         emulate_dumpable: !sys::has_capability(sys::CAP_SYS_PTRACE),
+        stats: stats.is_some(),
     };
-    let waiter = std::process::id() as i32;
-    let sup_pid = match sys::fork() {
+    let me = std::process::id() as i32;
+    // The supervisor is a grandchild that the middle process leaves at once: the program
+    // (this process, after `execve`) has no child it did not make, and the caller waits
+    // for the program itself.
+    match sys::fork() {
         Err(e) => {
             say(format!("fork: {e}"));
-            return fail(125);
+            return 125;
         }
         Ok(None) => {
-            // The supervisor.
-            let mut keep = vec![2, ws_s.as_raw_fd(), cs_s.as_raw_fd()];
-            keep.sort_unstable();
-            keep.dedup();
-            sys::close_all_but(&keep);
-            std::mem::forget((ws_w, cs_c));
-            let code = supervise(cfg, waiter, ws_s, cs_s);
-            std::process::exit(code);
+            if let Ok(None) = sys::fork() {
+                let keep = [2, cs_s.as_raw_fd()];
+                sys::close_all_but(&keep);
+                std::mem::forget(cs_c);
+                let code = supervise(cfg, me, stats, cs_s);
+                std::process::exit(code);
+            }
+            sys::exit_now(0);
         }
-        Ok(Some(p)) => p.as_raw(),
-    };
-    drop((ws_s, cs_s));
-    let mut ws = std::io::BufReader::new(std::fs::File::from(ws_w));
-    let mut ids = String::new();
-    let _ = ws.read_line(&mut ids);
-    let supervisor: Vec<i32> = ids
-        .split_whitespace()
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    if supervisor.is_empty() {
-        say("the supervisor did not start");
-        let _ = sys::wait(sup_pid, 0);
-        return fail(125);
+        Ok(Some(middle)) => {
+            let _ = sys::wait(middle.as_raw(), 0);
+        }
     }
+    drop(cs_s);
+    let mut cs = std::fs::File::from(cs_c);
+    let Some(supervisor) = read_ids(&mut cs) else {
+        say("the supervisor did not start");
+        return 125;
+    };
     let ctx = filter::Context {
         supervisor: supervisor.clone(),
         dumpable: cfg.emulate_dumpable,
         notify_processes: cfg.untraced,
     };
+    let cs = OwnedFd::from(cs);
     let plan = ProgramPlan {
         path: cpath,
         argv,
@@ -211,89 +194,61 @@ fn run_inner(args: &RunArgs, inherited: &[i32], signals: sys::CallerSignals) -> 
         strings,
         keep: {
             let mut k = inherited.to_vec();
-            k.push(cs_c.as_raw_fd());
+            k.push(cs.as_raw_fd());
             k.sort_unstable();
             k
         },
         nofile: args.nofile,
         caller_nofile,
         filter: filter::program(&ctx),
-        channel: cs_c.as_raw_fd(),
+        channel: cs.as_raw_fd(),
         supervisor: supervisor[0],
         signals,
     };
-    let child = match sys::spawn_program(&plan) {
-        Ok(p) => p,
-        Err(e) => {
-            say(format!("fork: {e}"));
-            drop(ws);
-            let _ = sys::wait(sup_pid, 0);
-            return fail(125);
-        }
-    };
-    drop(cs_c);
-    let _ = ws
-        .get_mut()
-        .write_all(format!("{}\n", child.as_raw()).as_bytes());
-    sys::forward_signals_to(child);
-
-    let exit = sys::wait(child.as_raw(), 0);
-    // The supervisor ends when every traced process has: a failed setup step, then its
-    // counters.
-    let mut rest = String::new();
-    let _ = ws.read_to_string(&mut rest);
-    let _ = sys::wait(sup_pid, 0);
-    let mut stats = None;
-    let mut failed = None;
-    for line in rest.lines() {
-        if let Some(v) = line.strip_prefix("stats ") {
-            stats = serde_json::from_str(v).ok();
-        } else if let Some(v) = line.strip_prefix("failed ") {
-            let v: Vec<i32> = v
-                .split_whitespace()
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            if let [step, errno] = v[..] {
-                failed = Some((step as u32, errno));
-            }
-        }
-    }
-    if let Some((step, errno)) = failed {
+    let cmd = args.cmd[0].to_string_lossy().into_owned();
+    sys::become_program(&plan, |step, errno| {
         let e = nix::errno::Errno::from_raw(errno).desc();
-        let code = match Step::from_u32(step) {
-            Some(Step::Exec) => {
-                say(format!("{}: {e}", args.cmd[0].to_string_lossy()));
+        match step {
+            Step::Exec => {
+                say(format!("{cmd}: {e}"));
                 if errno == libc::ENOENT { 127 } else { 126 }
             }
             s => {
-                let what = s.map_or("setting up the program", Step::what);
-                say(format!("cannot start the program: {what}: {e}"));
+                say(format!("cannot start the program: {}: {e}", s.what()));
                 125
             }
-        };
-        return (Ok(code), stats);
+        }
+    })
+}
+
+/// The supervisor's ids (its process and its threads), the first line on the channel; read
+/// a byte at a time, so that nothing after it is taken from the channel.
+fn read_ids(cs: &mut std::fs::File) -> Option<Vec<i32>> {
+    let mut line = Vec::new();
+    let mut b = [0u8];
+    loop {
+        match cs.read(&mut b) {
+            Ok(1) if b[0] == b'\n' => break,
+            Ok(1) => line.push(b[0]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            _ => return None,
+        }
     }
-    let r = match exit {
-        Ok(Status::Exited(_, c)) => Ok(c),
-        Ok(Status::Signaled(_, s)) => Err(s),
-        _ => Ok(125),
-    };
-    (r, stats)
+    let ids: Vec<i32> = std::str::from_utf8(&line)
+        .ok()?
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    (!ids.is_empty()).then_some(ids)
 }
 
 /// The supervisor's process: leaves the caller's session, attaches to the program, takes
 /// its seccomp listener, and supervises until every traced process is gone. Returns its exit
 /// code.
-fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
+fn supervise(cfg: Config, child: i32, stats_file: Option<PathBuf>, cs: OwnedFd) -> i32 {
     let _ = sys::setsid();
-    // The waiter is the process the caller knows: if it is killed (`kill -9` of its pid, a
-    // service manager stopping it), the supervisor goes too, and with it (`PTRACE_O_EXITKILL`)
-    // the program, as the program itself would have been killed natively.
-    if !sys::die_with_parent(waiter) {
-        return 125;
-    }
     let _ = sys::set_dumpable(false);
-    sys::ignore_forwarded();
+    sys::ignore_job_signals();
     sys::raise_nofile();
     let me = std::process::id() as i32;
     // The listener is shared with the notification thread: the thread may finish first (once
@@ -320,62 +275,63 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
     // Every thread of this process exists before its ids go to the filter (the readers were
     // started with the notification thread).
     let readers = crate::mem::reader_ids();
-    let mut ws = std::io::BufReader::new(std::fs::File::from(ws));
-    // Each message in one write, so that the peer's read wakes once.
+    let mut cs = std::fs::File::from(cs);
+    // One write, so that the program's reads see the whole line.
     let ids: Vec<String> = [me, ntid]
         .iter()
         .chain(&readers)
         .map(|t| t.to_string())
         .collect();
-    let _ = ws
-        .get_mut()
-        .write_all(format!("{}\n", ids.join(" ")).as_bytes());
-    let mut line = String::new();
-    let _ = ws.read_line(&mut line);
-    let Ok(child) = line.trim().parse::<i32>() else {
+    if cs
+        .write_all(format!("{}\n", ids.join(" ")).as_bytes())
+        .is_err()
+    {
         return 125;
-    };
-    let exit_events = cfg.track_fds || cfg.check_tables;
+    }
+    // The counters are written when the last traced task reaches its exit (before the
+    // caller's `wait` for the program can return, when the program's process is the last),
+    // so they need exit events.
+    let exit_events = cfg.exit_events();
     let untraced = cfg.untraced;
     let options = sup::events::options(exit_events, !cfg.floor);
-    let mut cs = std::fs::File::from(cs);
     let mut outside = vec![me, ntid];
     outside.extend(&readers);
-    let state = State::new(cfg, child, outside, waiter);
+    let root_parent = procfs::state_of(child).map_or(0, |(_, ppid)| ppid);
+    let state = State::new(cfg, child, outside, root_parent);
     let state = std::sync::Arc::new(sup::Shared::new(state));
-    let mut failed = None;
     let mut kept = None;
-    match sys::read_message(&mut cs) {
-        // The program has named this process its tracer (`PR_SET_PTRACER`, which Yama's
-        // ptrace_scope 1 requires of a tracer that is not an ancestor) and waits for "go":
-        // attached only now, and before it can execute anything.
-        Some(sys::Message::Listener(n)) => {
-            if !untraced && let Err(e) = ptrace::seize(nix::unistd::Pid::from_raw(child), options) {
-                say(format!("cannot trace the program (ptrace: {e})"));
-                let _ = sys::kill(child, libc::SIGKILL);
-                return 125;
-            }
-            let listener = sys::pidfd_open(child).and_then(|p| sys::pidfd_getfd(&p, n as u32));
-            let Ok(listener) = listener else {
-                say("cannot take the program's seccomp listener");
-                let _ = sys::kill(child, libc::SIGKILL);
-                return 125;
-            };
-            let _ = sys::notif_set_flags(
-                listener.as_raw_fd(),
-                sys::SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
-            );
-            let listener = std::sync::Arc::new(listener);
-            kept = Some(listener.clone());
-            if tx.send((listener, state.clone())).is_err() {
-                return 125;
-            }
-            let _ = cs.write_all(b"g");
+    // The program has named this process its tracer (`PR_SET_PTRACER`, which Yama's
+    // ptrace_scope 1 requires of a tracer that is not an ancestor) and waits for "go":
+    // attached only now, and before it can execute anything. Anything else (the end of the
+    // channel) is a setup step that failed, which the program reports itself.
+    if let Some(sys::Message::Listener(n)) = sys::read_message(&mut cs) {
+        if !untraced && let Err(e) = ptrace::seize(nix::unistd::Pid::from_raw(child), options) {
+            say(format!("cannot trace the program (ptrace: {e})"));
+            let _ = sys::kill(child, libc::SIGKILL);
+            return 125;
         }
-        Some(sys::Message::Failed(step, errno)) => failed = Some((step, errno)),
-        None => {}
+        let listener = sys::pidfd_open(child).and_then(|p| sys::pidfd_getfd(&p, n as u32));
+        let Ok(listener) = listener else {
+            say("cannot take the program's seccomp listener");
+            let _ = sys::kill(child, libc::SIGKILL);
+            return 125;
+        };
+        let _ = sys::notif_set_flags(
+            listener.as_raw_fd(),
+            sys::SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+        );
+        let listener = std::sync::Arc::new(listener);
+        kept = Some(listener.clone());
+        if tx.send((listener, state.clone())).is_err() {
+            return 125;
+        }
+        let _ = cs.write_all(b"g");
     }
+    drop(cs);
     let fds_start = procfs::own_fd_count();
+    if let Some(path) = stats_file {
+        state.lock().stats_file = Some((path, fds_start));
+    }
     if untraced {
         // Nothing is traced: the notification thread ends when no task carries the filter.
         drop(tx);
@@ -391,45 +347,12 @@ fn supervise(cfg: Config, waiter: i32, ws: OwnedFd, cs: OwnedFd) -> i32 {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
-    // An exec that failed said so before the program exited; one that succeeded closed the
-    // channel.
-    if failed.is_none()
-        && let Some(sys::Message::Failed(step, errno)) = sys::read_message(&mut cs)
-    {
-        failed = Some((step, errno));
+    // Not written yet: no exit event came last (`--floor`, or the last task was killed
+    // without one).
+    let pending = state.lock().stats_file.take();
+    if let Some((path, fds_start)) = pending {
+        sup::write_stats(&path, &state.stats(), fds_start, procfs::own_fd_count());
     }
-    let fds_end = procfs::own_fd_count();
     drop(kept);
-    drop(cs);
-    if let Some((step, errno)) = failed {
-        let _ = ws
-            .get_mut()
-            .write_all(format!("failed {step} {errno}\n").as_bytes());
-    }
-    let stats: Stats = state.stats();
-    let v = serde_json::json!({
-        "notifications": stats.notifications,
-        "continued": stats.continued,
-        "answered": stats.answered,
-        "refused": stats.refused,
-        "probes": stats.probes,
-        "fdinfo": stats.fdinfo,
-        "listings": stats.listings,
-        "adopted": stats.adopted,
-        "uncertain_max": stats.uncertain_max,
-        "tasks": stats.tasks,
-        "events": stats.events,
-        "signals": stats.signals,
-        "checks": stats.checks,
-        "table_mismatches": stats.table_mismatches,
-        "early": stats.early,
-        "early_checks": stats.early_checks,
-        "restarted": stats.restarted,
-        "claimed": stats.claimed,
-        "supervisor_fds_start": fds_start,
-        "supervisor_fds_end": fds_end,
-    });
-    // One write: the waiter reads the line as it comes.
-    let _ = ws.get_mut().write_all(format!("stats {v}\n").as_bytes());
     0
 }

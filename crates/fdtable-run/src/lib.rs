@@ -5,8 +5,8 @@
 //! table of each process, kept identical to the kernel's: real descriptor N is the library's
 //! descriptor N. See `docs/RUN.md` for the design.
 //!
-//! Modules: [`cli`] (the waiter: arguments, the supervisor and the program, the exit
-//! status), [`filter`] (the seccomp filter, from the `fdtable-syscalls` catalogue and
+//! Modules: [`cli`] (arguments, the supervisor's process, and this process becoming the
+//! program), [`filter`] (the seccomp filter, from the `fdtable-syscalls` catalogue and
 //! [`policy`]), [`sup`] (the supervisor: tables, settling, checks, process events),
 //! [`calls`] (each notified call, by family), [`procfs`] and [`mem`] (what is read from
 //! /proc and, for display, from memory), and [`sys`], the only module with `unsafe` code.

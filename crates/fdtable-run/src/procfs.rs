@@ -1,6 +1,6 @@
 //! What the supervisor reads about the program's tasks from /proc: the kernel's descriptor
 //! table (`/proc/<tid>/fd`), a descriptor's flags (`fdinfo`), where it points, and the
-//! descriptors the waiter inherited.
+//! descriptors `fdtable run` inherited.
 //!
 //! Every file opened here is closed before the function returns.
 

@@ -1,6 +1,6 @@
 //! Everything `unsafe` in `fdtable run`, in one place: the program's process between `fork`
 //! and `execve` (async-signal-safe raw calls only), the seccomp listener's ioctls, `kcmp`,
-//! pidfds, rlimits of other processes, capabilities, and the signal plumbing of the waiter.
+//! pidfds, rlimits of other processes, capabilities, and signal dispositions.
 //!
 //! The rest of the crate is safe code over these functions and `nix`.
 
@@ -8,7 +8,7 @@ use nix::unistd::Pid;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 fn check(r: libc::c_long) -> io::Result<libc::c_long> {
     if r == -1 {
@@ -83,6 +83,13 @@ pub fn fork() -> io::Result<Option<Pid>> {
     }
 }
 
+/// `_exit(code)`: ends the calling process at once (a forked child that must not run the
+/// parent's exit handlers or flush its buffers).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: `_exit` takes an integer and does not return.
+    unsafe { libc::_exit(code) }
+}
+
 /// Whether the calling process has more than one thread (fork would be unsafe).
 pub fn is_single_threaded() -> bool {
     std::fs::read_dir("/proc/self/task").map_or(true, |d| d.count() <= 1)
@@ -105,23 +112,6 @@ pub fn set_dumpable(on: bool) -> io::Result<()> {
     // SAFETY: integer arguments only.
     check(unsafe { libc::prctl(libc::PR_SET_DUMPABLE, on as libc::c_ulong, 0, 0, 0) } as _)
         .map(drop)
-}
-
-/// `prctl(PR_SET_PDEATHSIG, SIGKILL)`: this process is killed when `parent` (the thread that
-/// forked it) exits. False if `parent` is gone already.
-pub fn die_with_parent(parent: i32) -> bool {
-    // SAFETY: integer arguments only.
-    let set = unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        )
-    };
-    // SAFETY: no arguments.
-    set == 0 && unsafe { libc::getppid() } == parent
 }
 
 /// Whether the calling process has `cap` in its effective set.
@@ -159,10 +149,10 @@ fn libc_cap_header(pid: i32) -> CapHeader {
 /// `CAP_SYS_PTRACE`.
 pub const CAP_SYS_PTRACE: u32 = 19;
 
-/// What the program's process does between `fork` and `execve`; everything is prepared by
-/// the waiter so the child allocates nothing.
+/// What `fdtable run`'s process does to become the program; everything is prepared before
+/// the setup starts, so that the setup allocates nothing.
 pub struct ProgramPlan {
-    /// The program, resolved against `PATH` by the waiter.
+    /// The program, resolved against `PATH`.
     pub path: CString,
     /// `argv`, NULL-terminated pointers into `strings`.
     pub argv: Vec<*const libc::c_char>,
@@ -200,7 +190,7 @@ pub struct CallerSignals {
 }
 
 impl CallerSignals {
-    /// The calling process's, read before the waiter installs any handler. `SIGPIPE` is
+    /// The calling process's, read first. `SIGPIPE` is
     /// left out: Rust's runtime ignores it before `main`, so the caller's disposition is not
     /// known, and the program gets the default.
     pub fn capture() -> CallerSignals {
@@ -230,7 +220,7 @@ impl CallerSignals {
     }
 }
 
-/// Steps of the program's setup, reported through the error pipe with the errno.
+/// Steps of the program's setup; the one that failed is reported with its errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u32)]
 pub enum Step {
@@ -260,37 +250,21 @@ impl Step {
             Step::Exec => "executing the program",
         }
     }
-
-    /// The step a number names.
-    pub fn from_u32(v: u32) -> Option<Step> {
-        Some(match v {
-            1 => Step::Rlimit,
-            2 => Step::Descriptors,
-            3 => Step::Capabilities,
-            4 => Step::Seccomp,
-            5 => Step::Attach,
-            6 => Step::Exec,
-            _ => return None,
-        })
-    }
 }
 
-/// Forks the program's process. In the child this never returns: it runs the plan's setup
-/// and executes the program (or reports the failed step through `plan.err` and exits with
-/// 127).
-pub fn spawn_program(plan: &ProgramPlan) -> io::Result<Pid> {
-    // SAFETY: the caller is single-threaded when it forks (checked), and the child only runs
-    // `program_main`, which makes async-signal-safe raw calls on memory prepared before the
-    // fork.
-    let pid = unsafe { libc::fork() };
-    match pid {
-        -1 => Err(io::Error::last_os_error()),
-        0 => {
-            // SAFETY: in the freshly forked child, see above.
-            unsafe { program_main(plan) }
-        }
-        p => Ok(Pid::from_raw(p)),
+/// Makes this process the program: runs the plan's setup, waits for the supervisor, and
+/// executes the program. On failure `report` gets the step that failed and its errno, and
+/// the process exits at once with the code it returns (nothing else runs after the setup
+/// closed the descriptors the program must not inherit).
+pub fn become_program(plan: &ProgramPlan, report: impl FnOnce(Step, i32) -> i32) -> ! {
+    if !is_single_threaded() {
+        // Another thread could hold a descriptor the setup closes.
+        exit_now(report(Step::Descriptors, libc::EBUSY));
     }
+    // SAFETY: single-threaded (checked), and the process exits without returning to code
+    // that could use a closed descriptor.
+    let (step, errno) = unsafe { program_main(plan) };
+    exit_now(report(step, errno))
 }
 
 /// A message from the program's process to the supervisor: 12 bytes, a kind and two
@@ -299,8 +273,6 @@ pub fn spawn_program(plan: &ProgramPlan) -> io::Result<Pid> {
 pub enum Message {
     /// The seccomp listener's number.
     Listener(i32),
-    /// A setup step (a [`Step`]) failed with this errno.
-    Failed(u32, i32),
 }
 
 fn encode(kind: u32, a: i32, b: i32) -> [u8; 12] {
@@ -318,22 +290,7 @@ pub fn read_message(r: &mut impl std::io::Read) -> Option<Message> {
     let int = |i: usize| i32::from_ne_bytes([m[i], m[i + 1], m[i + 2], m[i + 3]]);
     match int(0) {
         1 => Some(Message::Listener(int(4))),
-        2 => Some(Message::Failed(int(4) as u32, int(8))),
         _ => None,
-    }
-}
-
-/// Reports `step` and `errno` to the supervisor and exits with 127.
-///
-/// # Safety
-///
-/// Only in the forked child.
-unsafe fn fail(channel: i32, step: Step, errno: i32) -> ! {
-    let msg = encode(2, step as i32, errno);
-    // SAFETY: raw write and _exit; `msg` outlives the call.
-    unsafe {
-        libc::write(channel, msg.as_ptr().cast(), msg.len());
-        libc::_exit(127)
     }
 }
 
@@ -344,19 +301,18 @@ const PR_CAP_AMBIENT: libc::c_int = 47;
 const PR_CAP_AMBIENT_LOWER: libc::c_ulong = 3;
 const PR_CAPBSET_DROP: libc::c_int = 24;
 
-/// The child's side of [`spawn_program`].
+/// [`become_program`]'s setup and `execve`; returns the step that failed.
 ///
 /// # Safety
 ///
-/// Only in the forked child of a single-threaded parent.
-unsafe fn program_main(plan: &ProgramPlan) -> ! {
+/// The process is single-threaded, and exits after this returns.
+unsafe fn program_main(plan: &ProgramPlan) -> (Step, i32) {
     let errno = || io::Error::last_os_error().raw_os_error().unwrap_or(0);
     let err = plan.channel;
-    // SAFETY: raw calls on integers and on memory owned by `plan`, which the parent keeps
-    // alive and unchanged (the child has its own copy of the address space).
+    // SAFETY: raw calls on integers and on memory owned by `plan`, which the caller keeps
+    // alive and unchanged.
     unsafe {
-        // The caller's dispositions for what the waiter changed (its forwarding handlers,
-        // Rust's ignored SIGPIPE): ignored where the caller ignored them, else the default;
+        // The caller's dispositions for what this process changed (Rust's ignored SIGPIPE): ignored where the caller ignored them, else the default;
         // and the caller's signal mask.
         for s in 1..32 {
             if s != libc::SIGKILL && s != libc::SIGSTOP {
@@ -371,12 +327,12 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
         for &k in &plan.keep {
             let k = k as u32;
             if k > lo && libc::syscall(libc::SYS_close_range, lo, k - 1, 0u32) != 0 {
-                fail(err, Step::Descriptors, errno());
+                return (Step::Descriptors, errno());
             }
             lo = lo.max(k + 1);
         }
         if libc::syscall(libc::SYS_close_range, lo, u32::MAX, 0u32) != 0 {
-            fail(err, Step::Descriptors, errno());
+            return (Step::Descriptors, errno());
         }
         // Without CAP_SYS_PTRACE, even a root program cannot open the non-dumpable
         // supervisor's /proc entries, read its memory or borrow its descriptors.
@@ -384,7 +340,7 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
             && errno() != libc::EPERM
             && errno() != libc::EINVAL
         {
-            fail(err, Step::Capabilities, errno());
+            return (Step::Capabilities, errno());
         }
         libc::prctl(
             PR_CAP_AMBIENT,
@@ -396,7 +352,7 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
         let mut hdr = libc_cap_header(0);
         let mut data = [CapData::default(); 2];
         if libc::syscall(libc::SYS_capget, &mut hdr, data.as_mut_ptr()) != 0 {
-            fail(err, Step::Capabilities, errno());
+            return (Step::Capabilities, errno());
         }
         let bit = 1u32 << CAP_SYS_PTRACE;
         if (data[0].effective | data[0].permitted | data[0].inheritable) & bit != 0 {
@@ -405,7 +361,7 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
             data[0].inheritable &= !bit;
             let mut hdr = libc_cap_header(0);
             if libc::syscall(libc::SYS_capset, &mut hdr, data.as_ptr()) != 0 {
-                fail(err, Step::Capabilities, errno());
+                return (Step::Capabilities, errno());
             }
         }
         // Under Yama's restricted ptrace the supervisor, a sibling, needs the exception.
@@ -427,21 +383,21 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
         if listener < 0 {
             // Without CAP_SYS_ADMIN a filter needs no_new_privs.
             if errno() != libc::EACCES || libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                fail(err, Step::Seccomp, errno());
+                return (Step::Seccomp, errno());
             }
             listener = install();
             if listener < 0 {
-                fail(err, Step::Seccomp, errno());
+                return (Step::Seccomp, errno());
             }
         }
         // From here on every call goes through the filter: write and read are allowed.
         let msg = encode(1, listener as i32, 0);
         if libc::write(err, msg.as_ptr().cast(), msg.len()) != msg.len() as isize {
-            fail(err, Step::Attach, errno());
+            return (Step::Attach, errno());
         }
         let mut b = 0u8;
         if libc::read(err, (&mut b as *mut u8).cast(), 1) != 1 {
-            fail(err, Step::Attach, errno());
+            return (Step::Attach, errno());
         }
         // The program's RLIMIT_NOFILE (the caller's, or `--nofile`'s) only now: the listener
         // needed a descriptor, and a limit at or below the descriptors the program inherits
@@ -454,7 +410,7 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
                 rlim_max: hard,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                fail(err, Step::Rlimit, errno());
+                return (Step::Rlimit, errno());
             }
         }
         if let Some(n) = plan.nofile {
@@ -463,12 +419,12 @@ unsafe fn program_main(plan: &ProgramPlan) -> ! {
                 rlim_max: n,
             };
             if libc::setrlimit(libc::RLIMIT_NOFILE, &lim) != 0 {
-                fail(err, Step::Rlimit, errno());
+                return (Step::Rlimit, errno());
             }
         }
         // The listener and the channel are close-on-exec.
         libc::execve(plan.path.as_ptr(), plan.argv.as_ptr(), plan.envp.as_ptr());
-        fail(err, Step::Exec, errno())
+        (Step::Exec, errno())
     }
 }
 
@@ -821,9 +777,9 @@ pub fn yield_now() {
 
 // === signals ===
 
-/// Signals the waiter forwards to the program when another process sent them to the waiter
-/// (a terminal's signals reach the whole process group already).
-pub const FORWARDED: &[i32] = &[
+/// The signals of job control and of the terminal, which the supervisor ignores (its own
+/// session: they reach it only when a process names it).
+const JOB_SIGNALS: &[i32] = &[
     libc::SIGHUP,
     libc::SIGINT,
     libc::SIGQUIT,
@@ -838,80 +794,13 @@ pub const FORWARDED: &[i32] = &[
     libc::SIGTTOU,
 ];
 
-/// The program's process, for the forwarding handler (0: none yet).
-static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
-    let code = unsafe { (*info).si_code };
-    let stop = matches!(sig, libc::SIGTSTP | libc::SIGTTIN | libc::SIGTTOU);
-    // Only what a process sent (SI_USER, SI_QUEUE, SI_TKILL: codes <= 0) is forwarded; a
-    // terminal's signal (SI_KERNEL) reached the program's process group already.
-    if code <= 0 {
-        // ORDERING: Relaxed; stored by `forward_signals_to` on this thread before the
-        // handlers were installed (program order); there is no pair.
-        let pid = FORWARD_TO.load(Ordering::Relaxed);
-        if pid > 0 {
-            // SAFETY: kill is async-signal-safe.
-            unsafe {
-                libc::kill(pid, sig);
-            }
-        }
-    }
-    if stop {
-        // A stop of the job stops the waiter too, so that the caller's shell sees it.
-        // SAFETY: raise is async-signal-safe.
-        unsafe {
-            libc::raise(libc::SIGSTOP);
-        }
-    }
-}
-
-/// Installs the forwarding handler for [`FORWARDED`], sending to `pid`.
-pub fn forward_signals_to(pid: Pid) {
-    // ORDERING: Relaxed; read by the handler on this same thread (see `forward`).
-    FORWARD_TO.store(pid.as_raw(), Ordering::Relaxed);
-    for &s in FORWARDED {
-        // SAFETY: a zeroed sigaction with an SA_SIGINFO handler of the right signature;
-        // SA_RESTART keeps waitpid going.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = forward as *const () as usize;
-            sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(s, &sa, std::ptr::null_mut());
-        }
-    }
-}
-
-/// Ignores the signals of [`FORWARDED`] (the supervisor: its own session, it takes none).
-pub fn ignore_forwarded() {
-    for &s in FORWARDED {
+/// Ignores the signals of job control and of the terminal (the supervisor takes none).
+pub fn ignore_job_signals() {
+    for &s in JOB_SIGNALS {
         // SAFETY: setting a disposition to SIG_IGN.
         unsafe {
             libc::signal(s, libc::SIG_IGN);
         }
-    }
-}
-
-/// Dies of `sig` the way the program did (without a core file of the waiter).
-pub fn reraise(sig: i32) -> ! {
-    // SAFETY: plain calls on integers and zeroed structures.
-    unsafe {
-        let no_core = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-        libc::signal(sig, libc::SIG_DFL);
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, sig);
-        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-        libc::kill(libc::getpid(), sig);
-        // A signal whose default action is not to terminate (the program died of it only
-        // because of its own handler's doing) cannot be reproduced: exit as a shell reports.
-        libc::_exit(128 + sig)
     }
 }
 

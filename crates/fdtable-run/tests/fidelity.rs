@@ -239,24 +239,117 @@ fn clock_ids_and_keyctl_carry_translated_descriptors() {
 #[test]
 fn killing_fdtable_run_kills_the_program() {
     // `kill -9` of `fdtable run`'s own pid (what a service manager or `timeout -s KILL`
-    // does) left the supervisor and the program running until the program ended. The
-    // program's stdout is this pipe: it reaches its end when the program is gone, and holds
-    // "survived" if the program ran on.
+    // does) once left the supervisor and the program running until the program ended. The
+    // program is that process now: it dies as natively, and its child `sleep` (which holds
+    // the pipe until it ends, as natively) never sees "survived" written. The pipe reaches
+    // its end when both are gone.
     use std::io::{BufRead, Read};
-    let dir = support::scratch("kill-waiter");
-    let mut waiter = std::process::Command::new(support::bin())
+    let dir = support::scratch("kill-run");
+    let mut run = std::process::Command::new(support::bin())
         .args(["--", "sh", "-c", "echo started; sleep 5; echo survived"])
         .current_dir(&dir)
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("fdtable-run starts");
-    let mut out = std::io::BufReader::new(waiter.stdout.take().expect("a pipe"));
+    let mut out = std::io::BufReader::new(run.stdout.take().expect("a pipe"));
     let mut line = String::new();
     out.read_line(&mut line).expect("the program writes");
     assert_eq!(line, "started\n");
-    waiter.kill().expect("SIGKILL to fdtable-run");
-    let _ = waiter.wait();
+    run.kill().expect("SIGKILL to fdtable-run");
+    let status = run.wait().expect("wait");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
     let mut rest = String::new();
     out.read_to_string(&mut rest).expect("the pipe's end");
     assert_eq!(rest, "", "the program outlived fdtable run");
+}
+
+#[test]
+fn the_program_is_the_process_the_caller_started() {
+    // No process stands between the caller and the program: its pid is the one the caller
+    // got, its parent is the caller, and it is in the caller's process group.
+    let dir = support::scratch("same-pid");
+    let child = std::process::Command::new(support::bin())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "echo $$ $PPID $(cut -d' ' -f5 /proc/$$/stat)",
+        ])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("fdtable-run starts");
+    let id = child.id();
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let v: Vec<u32> = text
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let pgrp = nix::unistd::getpgrp().as_raw() as u32;
+    assert_eq!(v, [id, std::process::id(), pgrp], "{text}");
+}
+
+#[test]
+fn a_signal_to_the_programs_parent_reaches_the_parent() {
+    // `kill(getppid(), sig)` names the caller, as natively: it once reached a process
+    // between them, which sent it back to the program (here: killed by SIGUSR1).
+    let bin = support::bin();
+    let inner = "kill -USR1 $PPID; echo sent";
+    let script = |wrap: &str| {
+        format!("trap 'echo parent got USR1' USR1; {wrap} sh -c '{inner}'; echo status $?")
+    };
+    let dir = support::scratch("sig-parent");
+    let n = support::native(&["sh", "-c", &script("")], &dir, &[]);
+    let r = support::native(
+        &["sh", "-c", &script(&format!("{} --", bin.display()))],
+        &dir,
+        &[],
+    );
+    assert_eq!(n.stdout, "sent\nparent got USR1\nstatus 0\n", "{n:?}");
+    assert_eq!(r.stdout, n.stdout, "{r:?}");
+}
+
+#[test]
+fn a_signal_to_the_programs_process_group_arrives_once() {
+    // The program alone in its process group (as a shell's job): `kill 0` reaches it once.
+    // A process between the caller and the program was in the group too, and sent it again.
+    use std::os::unix::process::CommandExt;
+    let dir = support::scratch("sig-group");
+    let script = "n=0; trap 'n=$((n+1))' USR1; kill -USR1 0; \
+                  i=0; while [ $i -lt 200 ]; do i=$((i+1)); done; echo $n";
+    let out = std::process::Command::new(support::bin())
+        .args(["--", "sh", "-c", script])
+        .current_dir(&dir)
+        .process_group(0)
+        .output()
+        .expect("fdtable-run runs");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n", "{out:?}");
+}
+
+#[test]
+fn the_counters_are_written_when_the_callers_wait_returns() {
+    // `--stats` is complete once the program's process has been reaped (the supervisor,
+    // which outlives it, writes the file at the last exit): nothing here waits for the
+    // supervisor (no pipe it holds).
+    let dir = support::scratch("stats-at-exit");
+    for round in 0..20 {
+        let stats = dir.join(format!("stats{round}.json"));
+        let status = std::process::Command::new(support::bin())
+            .args(["--stats", stats.to_str().unwrap(), "--"])
+            .args(["sh", "-c", "true | cat; exit 7"])
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("fdtable-run runs");
+        assert_eq!(status.code(), Some(7));
+        let s = support::stats_json(&stats);
+        assert!(s["tasks"].as_u64().unwrap() >= 3, "{s}");
+        assert_eq!(s["supervisor_fds_start"], s["supervisor_fds_end"], "{s}");
+    }
 }

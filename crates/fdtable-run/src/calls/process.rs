@@ -66,7 +66,7 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     if procfs::same_namespace(tid, "pid") == Some(false) {
         // A pid namespace of the program's (every namespace a program task is in descends
         // from the supervisor's, where its pid lives): the kernel signals only the processes
-        // it sees there, which the supervisor and the waiter are not.
+        // it sees there, which the supervisor is not.
         return Reply::Continue;
     }
     if !procfs::same_namespaces(tid) {
@@ -92,7 +92,7 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
     let caller = st.tasks.get(&tid).map_or(tid, |t| t.tgid);
     let (mut count, mut ret) = (0, 0);
     for p in procfs::pids() {
-        if p <= 1 || p == caller || p == st.waiter || st.outside.contains(&p) {
+        if p <= 1 || p == caller || st.outside.contains(&p) {
             continue;
         }
         count += 1;

@@ -17,6 +17,7 @@
 use super::Shared;
 use super::table::Table;
 use super::{Exit, FirstStop, Proc, State, Task, key_of};
+use crate::procfs;
 use crate::sys::{self, Status};
 use fdtable_syscalls::consts::{CLONE_FILES, CLONE_THREAD, CLONE_VFORK};
 use nix::sys::ptrace;
@@ -292,6 +293,13 @@ impl State {
                     self.report_fds(tid, true);
                 }
             }
+        }
+        // The last task: the counters now, before its process can be reaped (the caller's
+        // `wait` for the program returns after this, when the program's process is the last).
+        if self.tasks.values().all(|t| t.exiting)
+            && let Some((path, fds_start)) = self.stats_file.take()
+        {
+            super::write_stats(&path, &self.stats, fds_start, procfs::own_fd_count());
         }
         let _ = sys::resume(tid, 0);
     }

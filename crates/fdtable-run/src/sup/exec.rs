@@ -320,7 +320,7 @@ impl State {
 
     /// Turns `tid`'s exec events on or off; the task must be in a ptrace stop.
     pub(super) fn set_exec_events(&mut self, tid: i32, on: bool) {
-        let exit_events = self.cfg.track_fds || self.cfg.check_tables;
+        let exit_events = self.cfg.exit_events();
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
         };

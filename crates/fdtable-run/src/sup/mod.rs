@@ -41,6 +41,15 @@ pub struct Config {
     /// The supervisor keeps `prctl(PR_SET_DUMPABLE)` for the program (it lacks
     /// `CAP_SYS_PTRACE`).
     pub emulate_dumpable: bool,
+    /// `--stats`: the counters are written at the last task's exit event.
+    pub stats: bool,
+}
+
+impl Config {
+    /// Whether tasks stop at their exit (`PTRACE_O_TRACEEXIT`).
+    pub fn exit_events(&self) -> bool {
+        self.track_fds || self.check_tables || self.stats
+    }
 }
 
 /// How a process ended.
@@ -91,6 +100,46 @@ pub struct Stats {
     pub restarted: u64,
     /// Early tasks claimed from the kernel: their creator was killed before its event.
     pub claimed: u64,
+}
+
+impl Stats {
+    /// The counters as `--stats` writes them, with the supervisor's descriptor counts.
+    pub fn to_json(&self, fds_start: usize, fds_end: usize) -> serde_json::Value {
+        serde_json::json!({
+            "notifications": self.notifications,
+            "continued": self.continued,
+            "answered": self.answered,
+            "refused": self.refused,
+            "probes": self.probes,
+            "fdinfo": self.fdinfo,
+            "listings": self.listings,
+            "adopted": self.adopted,
+            "uncertain_max": self.uncertain_max,
+            "tasks": self.tasks,
+            "events": self.events,
+            "signals": self.signals,
+            "checks": self.checks,
+            "table_mismatches": self.table_mismatches,
+            "early": self.early,
+            "early_checks": self.early_checks,
+            "restarted": self.restarted,
+            "claimed": self.claimed,
+            "supervisor_fds_start": fds_start,
+            "supervisor_fds_end": fds_end,
+        })
+    }
+}
+
+/// Writes `--stats`' file (errors are reported on stderr: the program's outcome stands).
+pub fn write_stats(path: &std::path::Path, stats: &Stats, fds_start: usize, fds_end: usize) {
+    let v = stats.to_json(fds_start, fds_end);
+    if let Err(e) = std::fs::write(path, v.to_string()) {
+        let _ = writeln!(
+            std::io::stderr(),
+            "fdtable run: cannot write {}: {e}",
+            path.display()
+        );
+    }
 }
 
 /// An open file description, as the library's table refers to it. The kernel holds the real
@@ -267,9 +316,12 @@ pub struct State {
     /// The supervisor's process and threads: what the program may not signal or name as a
     /// `SIGIO` owner (the filter's list).
     pub outside: Vec<i32>,
-    /// The waiter, the program's parent: the program may signal it (as natively its parent),
-    /// but `kill(-1, sig)` leaves it out, as it leaves out the supervisor.
-    pub waiter: i32,
+    /// The root's parent (the caller of `fdtable run`), where a `CLONE_PARENT` child of the
+    /// root is found.
+    pub root_parent: i32,
+    /// `--stats`: the file and the supervisor's descriptor count at the start, until the
+    /// counters are written.
+    pub stats_file: Option<(std::path::PathBuf, usize)>,
     /// Notes already printed (each once per run).
     notes: HashSet<String>,
     /// Counters.
@@ -284,7 +336,7 @@ pub struct State {
 
 impl State {
     /// The state for the program's first process `root` (its table is read at its exec).
-    pub fn new(cfg: Config, root: i32, outside: Vec<i32>, waiter: i32) -> State {
+    pub fn new(cfg: Config, root: i32, outside: Vec<i32>, root_parent: i32) -> State {
         let filter = crate::filter::program(&crate::filter::Context {
             supervisor: outside.clone(),
             dumpable: cfg.emulate_dumpable,
@@ -302,7 +354,8 @@ impl State {
             early_utime: HashMap::default(),
             root,
             outside,
-            waiter,
+            root_parent,
+            stats_file: None,
             notes: HashSet::default(),
             stats: Stats {
                 tasks: 1,

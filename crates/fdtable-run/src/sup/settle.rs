@@ -756,7 +756,7 @@ impl State {
         };
         let mut groups = vec![tgid];
         if let Some((_, ppid)) = procfs::state_of(tgid)
-            && (ppid == self.waiter || self.procs.contains_key(&ppid))
+            && (ppid == self.root_parent || self.procs.contains_key(&ppid))
         {
             groups.push(ppid);
         }

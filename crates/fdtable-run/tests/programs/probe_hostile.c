@@ -211,26 +211,15 @@ static void memory(void) {
     }
 }
 
-/* 5. The supervisor: find it (a sibling of this program, named like its parent). */
-static int ppid_of(int pid) {
-    char p[64], line[256];
-    snprintf(p, sizeof p, "/proc/%d/status", pid);
-    FILE *f = fopen(p, "r");
-    int pp = -1;
+/* 5. The supervisor: find it (this program's tracer; natively there is none). */
+static int tracer_pid(void) {
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    int t = 0;
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "PPid:", 5)) pp = atoi(line + 5);
+        if (!strncmp(line, "TracerPid:", 10)) t = atoi(line + 10);
     if (f) fclose(f);
-    return pp;
-}
-
-static int named_fdtable_run(int pid) {
-    char p[64], comm[64] = "";
-    snprintf(p, sizeof p, "/proc/%d/comm", pid);
-    FILE *f = fopen(p, "r");
-    if (!f) return 0;
-    fgets(comm, sizeof comm, f);
-    fclose(f);
-    return strncmp(comm, "fdtable-run", 11) == 0;
+    return t;
 }
 
 static void *dup2_and_pause(void *a) {
@@ -241,17 +230,9 @@ static void *dup2_and_pause(void *a) {
 }
 
 static void supervisor(void) {
-    DIR *d = opendir("/proc");
-    struct dirent *e;
     int found = 0;
-    /* Run natively, the parent is the test harness, and its other children may be the
-     * waiters of tests running beside this one: none of them is this program's supervisor,
-     * and stopping one would hang that test. */
-    int under_run = named_fdtable_run(getppid());
-    while (under_run && (e = readdir(d))) {
-        int pid = atoi(e->d_name);
-        if (pid <= 1 || pid == getppid() || pid == getpid()) continue;
-        if (!named_fdtable_run(pid) || ppid_of(pid) != getppid()) continue;
+    int pid = tracer_pid();
+    if (pid > 0) {
         char p[64];
         found++;
         printf("kill SIGSTOP: %s\n", err(kill(pid, SIGSTOP)));
@@ -322,7 +303,6 @@ static void supervisor(void) {
         int nice = getpriority(PRIO_PROCESS, pid);
         printf("setpriority(PRIO_USER): %s\n", err(setpriority(PRIO_USER, 0, errno ? 0 : nice)));
     }
-    closedir(d);
     printf("supervisors found: %d; kill(-1, 0): %s\n", found, err(kill(-1, 0)));
 }
 
@@ -414,8 +394,8 @@ static void pidns(void) {
     waitpid(c, NULL, 0);
 }
 
-/* 9. The program's parent (the waiter under fdtable run) is not the supervisor: signalling
- * it through a pidfd or a /proc/<pid> directory works as kill() does. */
+/* 9. The program's parent (the caller of fdtable run) is not the supervisor: signalling it
+ * through a pidfd or a /proc/<pid> directory works as kill() does. */
 static void parent(void) {
     int pfd = syscall(SYS_pidfd_open, getppid(), 0);
     printf("pidfd_send_signal to the parent: %s\n",
