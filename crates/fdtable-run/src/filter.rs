@@ -170,7 +170,15 @@ fn rules(ctx: &Context) -> Vec<Rule> {
     // Conditional creations, from the catalogue's conditions (all on registers).
     for s in cat::SYSCALLS {
         if let Effect::CreateIf(conds, _) = s.effect {
-            let (tests, default) = cond_tests(conds);
+            let (mut tests, default) = cond_tests(conds);
+            if s.name == "bpf" {
+                // A program run in the caller may create and close descriptors.
+                tests.extend(
+                    cat::bpf::RUNNING
+                        .iter()
+                        .map(|&(v, _)| (Test::Eq(0, v as u32), RET_NOTIFY)),
+                );
+            }
             out.push(Rule {
                 nr: s.nr,
                 tests,

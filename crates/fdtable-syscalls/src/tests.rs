@@ -44,6 +44,7 @@ fn conditions() {
     assert!(all_hold(conds, &[0, 0, 0, 0, 0, 0]));
     assert!(!all_hold(conds, &[1, 0, 0, 0, 0, 0]));
     assert!(bpf::creates(36) && !bpf::creates(6) && bpf::creates_named("BPF_PROG_LOAD"));
+    assert!(bpf::runs_program(10) && !bpf::runs_program(0) && !bpf::creates(10));
     let Effect::CreateIf(conds, _) = by_name("landlock_create_ruleset").unwrap().effect else {
         panic!()
     };

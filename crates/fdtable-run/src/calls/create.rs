@@ -126,6 +126,18 @@ pub fn unbounded(
     Reply::Continue
 }
 
+/// A call that may install descriptors at the lowest free numbers and close any
+/// (`bpf(BPF_PROG_TEST_RUN)` of a syscall program): the table is read whole from the kernel
+/// when it settles (with a shared one, once nothing else of it is in flight).
+pub fn anywhere(st: &mut State, tid: i32) -> Reply {
+    if let Some(t) = st.table(tid) {
+        t.unbounded = true;
+        t.contended = true;
+    }
+    st.in_flight(tid, Settle::Anywhere, Vec::new());
+    Reply::Continue
+}
+
 /// `recvmsg`, `recvmmsg`: descriptors arrive only on a Unix socket (`SCM_RIGHTS`,
 /// `SCM_PIDFD`); whether a description is one is asked once and remembered.
 pub fn recv(st: &mut State, tid: i32, sc: &Syscall, flags_arg: u8, args: &[u64; 6]) -> Reply {

@@ -4,7 +4,7 @@
 //! run.
 //!
 //! - [`create`]: every call that creates descriptors (the open family, sockets, pipes,
-//!   pidfds, ... and `recvmsg`, unknown `ioctl`s);
+//!   pidfds, ... and `recvmsg`, unknown `ioctl`s, BPF programs run in the caller);
 //! - [`dup`]: `dup`, `dup2`, `dup3`, `F_DUPFD`, `F_DUPFD_CLOEXEC`;
 //! - [`close`]: `close`, `close_range`;
 //! - [`cloexec`]: `F_GETFD`, `F_SETFD`, `FIOCLEX`, `FIONCLEX`;
@@ -37,6 +37,9 @@ pub fn decide(st: &mut State, tid: i32, nr: u64, args: &[u64; 6]) -> Reply {
         Effect::Create(c) => create::create(st, tid, sc, c, args),
         Effect::CreateIf(conds, c) if cat::all_hold(conds, args) => {
             create::create(st, tid, sc, c, args)
+        }
+        Effect::CreateIf(..) if sc.name == "bpf" && cat::bpf::runs_program(args[0]) => {
+            create::anywhere(st, tid)
         }
         Effect::Close => close::close(st, tid, args[0] as u32),
         Effect::CloseRange => close::close_range(st, tid, args),

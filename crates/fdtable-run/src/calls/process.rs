@@ -168,7 +168,8 @@ fn others_left(st: &State, tid: i32, n: u32) -> bool {
         .filter(|t| t.tid != tid && crate::sup::key_of(&t.files) == key)
         .filter(|t| {
             t.inflight.as_ref().is_some_and(|f| {
-                f.touched.contains(&n) || matches!(f.settle, Settle::Unbounded { .. })
+                f.touched.contains(&n)
+                    || matches!(f.settle, Settle::Unbounded { .. } | Settle::Anywhere)
             }) || st
                 .tables
                 .get(&key)

@@ -169,6 +169,8 @@ fn commands_and_arguments() {
     assert_eq!(ev(&p, libc::SYS_signalfd4, [5, 0, 8, 0, 0, 0]), RET_ALLOW);
     assert_eq!(ev(&p, libc::SYS_bpf, [0, 0, 0, 0, 0, 0]), RET_NOTIFY);
     assert_eq!(ev(&p, libc::SYS_bpf, [1, 0, 0, 0, 0, 0]), RET_ALLOW);
+    // BPF_PROG_TEST_RUN: a syscall program may create and close descriptors.
+    assert_eq!(ev(&p, libc::SYS_bpf, [10, 0, 0, 0, 0, 0]), RET_NOTIFY);
     assert_eq!(ev(&p, libc::SYS_seccomp, [1, 8, 0, 0, 0, 0]), RET_NOTIFY);
     assert_eq!(ev(&p, libc::SYS_seccomp, [1, 0, 0, 0, 0, 0]), RET_ALLOW);
     let ll = libc::SYS_landlock_create_ruleset;

@@ -33,6 +33,9 @@ pub enum Settle {
         /// The call (`--track-fds`).
         origin: u32,
     },
+    /// Descriptors installed at the lowest free numbers and closed at any (a BPF syscall
+    /// program): the table is reconciled with the kernel's (`reconcile`) when it settles.
+    Anywhere,
     /// RLIMIT_NOFILE of process `pid` changed.
     Rlimit {
         /// The process.
