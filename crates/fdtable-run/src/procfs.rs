@@ -301,6 +301,22 @@ pub fn tracer_of(tid: i32) -> Option<i32> {
     field(&text, "TracerPid:")?.parse().ok()
 }
 
+/// The size of task `tid`'s descriptor table (`FDSize:`, the kernel's `max_fds`); `None`
+/// when it is gone.
+pub fn fd_size(tid: i32) -> Option<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    field(&text, "FDSize:")?.parse().ok()
+}
+
+/// `fs.nr_open`: no descriptor table grows to hold a number at or above it.
+pub fn nr_open() -> Option<u32> {
+    std::fs::read_to_string("/proc/sys/fs/nr_open")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// How many seccomp filters task `tid` carries (`Seccomp_filters:`); `None` when it is gone.
 pub fn seccomp_filters(tid: i32) -> Option<u32> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;

@@ -49,14 +49,23 @@ pub fn dup(st: &mut State, tid: i32, old: u32, from: Option<u32>, cloexec: bool)
             None => t.files.dup(old, nofile),
             Some(f) => t.files.dupfd(old, f, cloexec, nofile),
         };
-        return match r {
-            Ok(n) => {
-                let _ = t.files.set_fd_payload(n, origin);
-                t.touched.push(n);
-                Reply::Continue
-            }
-            Err(e) => err(e),
+        let n = match r {
+            Ok(n) => n,
+            Err(e) => return err(e),
         };
+        if !st.kernel_has_room(tid, n) {
+            // Beyond `fs.nr_open`: the kernel's table cannot grow to `n` (EMFILE), and `n`,
+            // beyond the kernel's table, was free in the library too.
+            if let Some(t) = st.tasks.get_mut(&tid) {
+                drop(t.files.file_close_fd(n));
+            }
+            return err(Errno::EMFILE);
+        }
+        if let Some(t) = st.tasks.get_mut(&tid) {
+            let _ = t.files.set_fd_payload(n, origin);
+            t.touched.push(n);
+        }
+        return Reply::Continue;
     }
     let e = Expect {
         file: src.clone(),
@@ -98,6 +107,12 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
         Known::Free
     };
     let cloexec = flags & O_CLOEXEC as u32 != 0;
+    // Beyond `fs.nr_open` the kernel's table cannot grow to `new` (`expand_files`), after the
+    // flag and limit checks and whatever `old` is: EBADF.
+    let flags_ok = !is_dup3 || (flags & !(O_CLOEXEC as u32) == 0 && new != old);
+    if flags_ok && new != old && (new as u64) < nofile && !st.kernel_has_room(tid, new) {
+        return err(Errno::EBADF);
+    }
     if shared
         && (old_state == Known::Unsure || matches!(new_state, Known::Reserved | Known::Unsure))
     {

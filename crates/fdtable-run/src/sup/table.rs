@@ -69,6 +69,9 @@ pub struct Table {
     /// bit is the kernel's (`F_GETFD` runs in the kernel; read from `fdinfo` when the table
     /// is quiet).
     pub bits: std::collections::BTreeSet<u32>,
+    /// The kernel's table size (`FDSize:`, its `max_fds`) as last read: a number below it
+    /// needs no growth, which `fs.nr_open` could refuse ([`crate::sup::State::kernel_has_room`]).
+    pub kernel_size: u32,
 }
 
 impl Table {
