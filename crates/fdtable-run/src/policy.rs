@@ -52,6 +52,23 @@ pub fn may_be_interrupted(s: &Syscall) -> bool {
     )
 }
 
+/// Whether call `s` with these arguments waits without a timeout and fails with EINTR when
+/// any signal wakes it, even one with no handler (`epoll_wait`, `semop`, `sigwaitinfo`,
+/// `io_getevents`: calls that return `-EINTR` rather than a restart code). Natively an
+/// ignored signal never wakes it (it is discarded when sent); a traced task's ignored
+/// signals are queued and do ([`crate::sup::State::restart_cut_call`]). With a timeout
+/// the call is left alone: restarted, it would wait its whole timeout again.
+pub fn waits_forever_until_any_signal(s: &Syscall, args: &[u64; 6]) -> bool {
+    match s.name {
+        "epoll_wait" | "epoll_pwait" => (args[3] as i32) < 0,
+        "epoll_pwait2" | "semtimedop" => args[3] == 0,
+        "semop" => true,
+        "rt_sigtimedwait" => args[2] == 0,
+        "io_getevents" | "io_pgetevents" => args[4] == 0,
+        _ => false,
+    }
+}
+
 /// Whether call `s` with these arguments is refused, and how.
 pub fn refusal(nr: u64, s: Option<&Syscall>, args: &[u64; 6]) -> Option<Refusal> {
     let Some(s) = s else {

@@ -317,6 +317,32 @@ pub fn nr_open() -> Option<u32> {
         .ok()
 }
 
+/// Task `tid`'s signal masks from its `status`: pending to the thread (`SigPnd`) and to the
+/// process (`ShdPnd`), blocked, ignored and caught; bit `s - 1` is signal `s`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SignalMasks {
+    /// `SigPnd | ShdPnd`.
+    pub pending: u64,
+    /// `SigBlk`.
+    pub blocked: u64,
+    /// `SigIgn`.
+    pub ignored: u64,
+    /// `SigCgt`.
+    pub caught: u64,
+}
+
+/// Task `tid`'s [`SignalMasks`]; `None` when it is gone.
+pub fn signal_masks(tid: i32) -> Option<SignalMasks> {
+    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+    let mask = |name| u64::from_str_radix(field(&text, name)?, 16).ok();
+    Some(SignalMasks {
+        pending: mask("SigPnd:")? | mask("ShdPnd:")?,
+        blocked: mask("SigBlk:")?,
+        ignored: mask("SigIgn:")?,
+        caught: mask("SigCgt:")?,
+    })
+}
+
 /// How many seccomp filters task `tid` carries (`Seccomp_filters:`); `None` when it is gone.
 pub fn seccomp_filters(tid: i32) -> Option<u32> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;

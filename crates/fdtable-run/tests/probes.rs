@@ -613,3 +613,29 @@ fn a_bpf_program_run_in_the_caller_changes_its_table_as_natively() {
         r.stdout
     );
 }
+
+#[test]
+fn ignored_signals_do_not_interrupt_waits_without_a_timeout() {
+    // A traced task's ignored signals are queued (natively they are discarded when sent) and
+    // woke `epoll_wait` and `semop`, which then failed with EINTR: 50 of 50 rounds, for
+    // SIGCHLD at its default action and a SIGUSR1 set to SIG_IGN. They are restarted now.
+    let Some(p) = probe("probe_ignored_signals") else {
+        return;
+    };
+    for mode in ["epoll", "semop"] {
+        let stats = scratch(&format!("ignored-{mode}")).join("stats.json");
+        let r = same(&format!("ignored-{mode}"), &[&p, mode, "50"], &[], |_| {});
+        assert_eq!(r.stdout, "EINTR 0\ndone\n", "{mode}: {}", r.stderr);
+        let r = under(
+            &["--stats", stats.to_str().unwrap()],
+            &[&p, mode, "50"],
+            &scratch("ignored-stats"),
+            &[],
+        );
+        assert_eq!(r.stdout, "EINTR 0\ndone\n", "{mode}: {}", r.stderr);
+        assert!(
+            stats_json(&stats)["restarted"].as_u64().unwrap() > 0,
+            "{mode}"
+        );
+    }
+}

@@ -104,6 +104,12 @@ impl State {
         match st {
             Status::Event(tid, sig, ev) => {
                 self.stats.events += 1;
+                if ev != libc::PTRACE_EVENT_STOP
+                    && let Some(t) = self.tasks.get_mut(&tid)
+                {
+                    // In a call: any handler it ran has returned.
+                    t.delivered = 0;
+                }
                 match ev {
                     libc::PTRACE_EVENT_FORK
                     | libc::PTRACE_EVENT_VFORK
@@ -366,26 +372,59 @@ impl State {
             self.start(tid);
             return;
         }
-        self.restart_cut_call(tid);
+        self.restart_cut_call(tid, sig);
         let _ = sys::resume(tid, sig);
     }
 
-    /// At a signal-delivery stop: a notified call the signal interrupted before the
-    /// supervisor received it (until then the task's wait is interruptible) returns
-    /// `-ERESTARTSYS`, which a handler without `SA_RESTART` turns into EINTR, from calls that
-    /// natively run to completion (`close`, `dup`, the open of a regular file). That call
-    /// never ran: it is restarted after the handler instead (`-ERESTARTNOINTR`), as if the
-    /// signal had come just before it. A call the supervisor `CONTINUE`d ran in the kernel,
-    /// and its own interruptions (an open of a FIFO) stay the program's.
-    pub fn restart_cut_call(&mut self, tid: i32) {
+    /// At the signal-delivery stop of `sig`, two interruptions a native run would not see.
+    ///
+    /// A notified call the signal interrupted before the supervisor received it (until then
+    /// the task's wait is interruptible) returns `-ERESTARTSYS`, which a handler without
+    /// `SA_RESTART` turns into EINTR, from calls that natively run to completion (`close`,
+    /// `dup`, the open of a regular file). That call never ran: it is restarted after the
+    /// handler instead (`-ERESTARTNOINTR`), as if the signal had come just before it. A call
+    /// the supervisor `CONTINUE`d ran in the kernel, and its own interruptions (an open of a
+    /// FIFO) stay the program's.
+    ///
+    /// A traced task's ignored signals are queued (natively they are discarded when sent),
+    /// so they wake its waits: the calls that then fail with EINTR even without a handler
+    /// (`epoll_wait` without a timeout: [`crate::policy::waits_forever_until_any_signal`])
+    /// are restarted, when `sig` is ignored and unblocked, no other signal that will be
+    /// delivered is pending, and every signal passed on since the task was last in a call
+    /// the supervisor saw was ignored too (so no handler frame stands on its registers).
+    pub fn restart_cut_call(&mut self, tid: i32, sig: i32) {
+        const EINTR: i64 = 4;
         const ERESTARTSYS: i64 = 512;
         const ERESTARTNOINTR: i64 = 513;
-        let continued = self.tasks.get_mut(&tid).and_then(|t| t.continued.take());
+        let (continued, before) = match self.tasks.get_mut(&tid) {
+            Some(t) => {
+                let before = t.delivered;
+                if (1..=64).contains(&sig) {
+                    t.delivered |= 1 << (sig - 1);
+                }
+                (t.continued.take(), before)
+            }
+            None => (None, u64::MAX),
+        };
         let pid = Pid::from_raw(tid);
         let Ok(mut r) = ptrace::getregs(pid) else {
             return;
         };
-        if (r.orig_rax as i64) < 0 || r.rax as i64 != -ERESTARTSYS {
+        if (r.orig_rax as i64) < 0 {
+            return;
+        }
+        let args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
+        if r.rax as i64 == -EINTR {
+            if self.ignored_wakeup(tid, sig, before, r.orig_rax, &args) {
+                r.rax = r.orig_rax;
+                r.rip = r.rip.wrapping_sub(2);
+                if ptrace::setregs(pid, r).is_ok() {
+                    self.stats.restarted += 1;
+                }
+            }
+            return;
+        }
+        if r.rax as i64 != -ERESTARTSYS {
             return;
         }
         // A call that may block in the kernel, `CONTINUE`d at this address, was interrupted
@@ -395,7 +434,6 @@ impl State {
         {
             return;
         }
-        let args = [r.rdi, r.rsi, r.rdx, r.r10, r.r8, r.r9];
         let action = crate::filter::evaluate(
             &self.filter,
             crate::filter::AUDIT_ARCH_X86_64,
@@ -409,6 +447,40 @@ impl State {
         if ptrace::setregs(pid, r).is_ok() {
             self.stats.restarted += 1;
         }
+    }
+
+    /// Whether call `nr` of task `tid` failed with EINTR only because ignored signal `sig`
+    /// woke it (see [`State::restart_cut_call`]); `before`: the signals passed on since the
+    /// task was last in a call the supervisor saw (bit `s - 1` for signal `s`).
+    fn ignored_wakeup(
+        &mut self,
+        tid: i32,
+        sig: i32,
+        before: u64,
+        nr: u64,
+        args: &[u64; 6],
+    ) -> bool {
+        if !fdtable_syscalls::by_nr(nr)
+            .is_some_and(|s| crate::policy::waits_forever_until_any_signal(s, args))
+            || !(1..=64).contains(&sig)
+            // After a stop, these calls fail with EINTR natively too (signal(7)).
+            || sig == libc::SIGCONT
+        {
+            return false;
+        }
+        let Some(m) = procfs::signal_masks(tid) else {
+            return false;
+        };
+        let bit = |s: u64| 1u64 << (s - 1);
+        // Ignored by default unless caught (SIGCONT aside, above).
+        let default_ignored =
+            bit(libc::SIGCHLD as u64) | bit(libc::SIGURG as u64) | bit(libc::SIGWINCH as u64);
+        let ignored = m.ignored | (default_ignored & !m.caught);
+        let s = sig as u64;
+        ignored & bit(s) != 0
+            && m.blocked & bit(s) == 0
+            && before & !ignored == 0
+            && m.pending & !m.blocked & !ignored == 0
     }
 
     /// Records how new task `tid`'s first stop must end.

@@ -194,6 +194,11 @@ pub struct Task {
     /// that call runs in the kernel, whose own interruptions are the program's to see
     /// ([`State::restart_cut_call`]).
     pub continued: Option<(u64, u64)>,
+    /// The signals passed on at its signal-delivery stops since it last reached the
+    /// supervisor otherwise (a notification, an event), bit `s - 1` for signal `s`: if one
+    /// has a handler, a handler frame may stand on its registers
+    /// ([`State::restart_cut_call`]).
+    pub delivered: u64,
     /// Numbers the last decided call changed (checked at the task's next stop).
     pub touched: Vec<u32>,
     /// Its first stop has been seen.
@@ -252,6 +257,7 @@ impl Task {
             inflight: None,
             call: -1,
             continued: None,
+            delivered: 0,
             touched: Vec::new(),
             started: false,
             raw: false,
@@ -646,6 +652,7 @@ impl State {
         }
         if let Some(t) = self.tasks.get_mut(&tid) {
             t.call = nr as i64;
+            t.delivered = 0;
             // Kept for `--check-tables` only, which takes them above.
             t.touched.clear();
         }
