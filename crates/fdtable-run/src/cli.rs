@@ -247,6 +247,9 @@ fn read_ids(cs: &mut std::fs::File) -> Option<Vec<i32>> {
 /// code.
 fn supervise(cfg: Config, child: i32, stats_file: Option<PathBuf>, cs: OwnedFd) -> i32 {
     let _ = sys::setsid();
+    // Holding the caller's directory would keep its mount busy (the program could not
+    // unmount it); the counters' file was named from there already.
+    let _ = std::env::set_current_dir("/");
     let _ = sys::set_dumpable(false);
     sys::ignore_job_signals();
     sys::raise_nofile();
@@ -296,8 +299,7 @@ fn supervise(cfg: Config, child: i32, stats_file: Option<PathBuf>, cs: OwnedFd) 
     let options = sup::events::options(exit_events, !cfg.floor);
     let mut outside = vec![me, ntid];
     outside.extend(&readers);
-    let root_parent = procfs::state_of(child).map_or(0, |(_, ppid)| ppid);
-    let state = State::new(cfg, child, outside, root_parent);
+    let state = State::new(cfg, child, outside);
     let state = std::sync::Arc::new(sup::Shared::new(state));
     let mut kept = None;
     // The program has named this process its tracer (`PR_SET_PTRACER`, which Yama's

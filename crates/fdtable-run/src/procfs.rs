@@ -343,12 +343,6 @@ pub fn signal_masks(tid: i32) -> Option<SignalMasks> {
     })
 }
 
-/// How many seccomp filters task `tid` carries (`Seccomp_filters:`); `None` when it is gone.
-pub fn seccomp_filters(tid: i32) -> Option<u32> {
-    let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
-    field(&text, "Seccomp_filters:")?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

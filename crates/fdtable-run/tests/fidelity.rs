@@ -353,3 +353,35 @@ fn the_counters_are_written_when_the_callers_wait_returns() {
         assert_eq!(s["supervisor_fds_start"], s["supervisor_fds_end"], "{s}");
     }
 }
+
+#[test]
+fn the_supervisor_does_not_hold_the_callers_directory() {
+    // The supervisor kept the directory `fdtable run` was started in, so the program could
+    // not unmount it (EBUSY; round 12 of the red team). The program names its tracer and
+    // waits; its directory is read from outside (root only: the supervisor is not dumpable).
+    use std::io::{BufRead, Write};
+    let dir = support::scratch("sup-cwd");
+    let mut run = std::process::Command::new(support::bin())
+        .args([
+            "--",
+            "sh",
+            "-c",
+            "sed -n 's/^TracerPid:[[:space:]]*//p' /proc/$$/status; read x",
+        ])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("fdtable-run starts");
+    let mut out = std::io::BufReader::new(run.stdout.take().expect("a pipe"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("the program writes");
+    let sup: i32 = line.trim().parse().expect("a tracer");
+    let cwd = std::fs::read_link(format!("/proc/{sup}/cwd"));
+    let _ = run.stdin.take().expect("a pipe").write_all(b"\n");
+    assert!(run.wait().expect("wait").success());
+    match cwd {
+        Ok(cwd) => assert_eq!(cwd, std::path::Path::new("/")),
+        Err(e) => eprintln!("skipped: the supervisor's directory cannot be read here: {e}"),
+    }
+}

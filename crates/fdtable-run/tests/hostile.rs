@@ -275,25 +275,32 @@ fn owners_and_received_descriptors_of_a_thread_with_a_table_of_its_own() {
 #[test]
 fn a_clone3_that_made_nothing_leaves_the_callers_other_children_alone() {
     // A clone3 that returns without a clone event sends the supervisor looking for a task it
-    // made untraced, among the children of the caller too (CLONE_PARENT). Once the program
-    // was the caller's own child, the caller's other children (here `sleep`) were taken for
-    // strays and killed.
+    // made untraced. Once the program was the caller's own child, the caller's other
+    // children were taken for strays and killed: any of them (`sleep`), then those under a
+    // seccomp filter of their own (a sandboxed job), whatever their owner (round 12 of the
+    // red team). Only the program's own processes are searched now.
     let Some(p) = cc("probe_clone3_fail.c", &build_dir()) else {
         return;
     };
     let dir = scratch("clone3-fail");
-    let script = format!(
-        "sleep 60 & bg=$!; {} -- {}; \
-         if kill -0 $bg 2>/dev/null; then echo alive; else echo killed; fi; kill $bg 2>/dev/null; wait",
-        support::bin().display(),
-        p.display()
-    );
-    let r = native(&["sh", "-c", &script], &dir, &[]);
-    assert_eq!(
-        r.stdout,
-        "clone3(NULL, 0) = -1 EINVAL\nclone3(NULL, 8) = -1 EINVAL\n\
-         clone3(NULL, 64) = -1 EFAULT\ndone\nalive\n",
-        "{r:#?}"
-    );
-    assert!(!r.stderr.contains("killed"), "{}", r.stderr);
+    for job in [
+        "sh -c 'echo ready; exec sleep 60'",
+        &format!("{} sandboxed", p.display()),
+    ] {
+        let script = format!(
+            "rm -f ready; {job} > ready & bg=$!; while [ ! -s ready ] && kill -0 $bg 2>/dev/null; do :; done; \
+             {} -- {}; \
+             if kill -0 $bg 2>/dev/null; then echo alive; else echo killed; fi; kill $bg; wait",
+            support::bin().display(),
+            p.display()
+        );
+        let r = native(&["sh", "-c", &script], &dir, &[]);
+        assert_eq!(
+            r.stdout,
+            "clone3(NULL, 0) = -1 EINVAL\nclone3(NULL, 8) = -1 EINVAL\n\
+             clone3(NULL, 64) = -1 EFAULT\ndone\nalive\n",
+            "{job}: {r:#?}"
+        );
+        assert!(!r.stderr.contains("killed"), "{job}: {}", r.stderr);
+    }
 }

@@ -131,10 +131,28 @@ impl Stats {
     }
 }
 
-/// Writes `--stats`' file (errors are reported on stderr: the program's outcome stands).
+/// Writes `--stats`' file (errors are reported on stderr: the program's outcome stands). A
+/// regular file (or a new one) is replaced whole (a temporary file beside it, renamed), so
+/// that a reader never sees it half written; anything else (`/dev/stderr`, a FIFO) is
+/// written in place.
 pub fn write_stats(path: &std::path::Path, stats: &Stats, fds_start: usize, fds_end: usize) {
-    let v = stats.to_json(fds_start, fds_end);
-    if let Err(e) = std::fs::write(path, v.to_string()) {
+    let text = stats.to_json(fds_start, fds_end).to_string();
+    let regular = std::fs::metadata(path).map_or(true, |m| m.is_file());
+    let r = match path.file_name() {
+        Some(name) if regular => {
+            let mut tmp_name = std::ffi::OsString::from(".");
+            tmp_name.push(name);
+            tmp_name.push(format!(".{}.tmp", std::process::id()));
+            let tmp = path.with_file_name(tmp_name);
+            std::fs::write(&tmp, &text)
+                .and_then(|()| std::fs::rename(&tmp, path))
+                .inspect_err(|_| {
+                    let _ = std::fs::remove_file(&tmp);
+                })
+        }
+        _ => std::fs::write(path, &text),
+    };
+    if let Err(e) = r {
         let _ = writeln!(
             std::io::stderr(),
             "fdtable run: cannot write {}: {e}",
@@ -323,9 +341,6 @@ pub struct State {
     /// The supervisor's process and threads: what the program may not signal or name as a
     /// `SIGIO` owner (the filter's list).
     pub outside: Vec<i32>,
-    /// The root's parent (the caller of `fdtable run`), where a `CLONE_PARENT` child of the
-    /// root is found.
-    pub root_parent: i32,
     /// `--stats`: the file and the supervisor's descriptor count at the start, until the
     /// counters are written.
     pub stats_file: Option<(std::path::PathBuf, usize)>,
@@ -343,7 +358,7 @@ pub struct State {
 
 impl State {
     /// The state for the program's first process `root` (its table is read at its exec).
-    pub fn new(cfg: Config, root: i32, outside: Vec<i32>, root_parent: i32) -> State {
+    pub fn new(cfg: Config, root: i32, outside: Vec<i32>) -> State {
         let filter = crate::filter::program(&crate::filter::Context {
             supervisor: outside.clone(),
             dumpable: cfg.emulate_dumpable,
@@ -361,7 +376,6 @@ impl State {
             early_utime: HashMap::default(),
             root,
             outside,
-            root_parent,
             stats_file: None,
             notes: HashSet::default(),
             stats: Stats {

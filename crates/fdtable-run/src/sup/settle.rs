@@ -757,31 +757,27 @@ impl State {
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
             return;
         };
+        // Only the program's own processes are searched. A child the first process made with
+        // `CLONE_PARENT` is the caller's, among the caller's other children (its other jobs,
+        // sandboxed or not, other runs of `fdtable run`): nothing tells it from them, and it
+        // is left alone (it still carries the filter, and as a task the supervisor does not
+        // know, every call it makes that reaches the supervisor is refused).
         let mut groups = vec![tgid];
         if let Some((_, ppid)) = procfs::state_of(tgid)
-            && (ppid == self.root_parent || self.procs.contains_key(&ppid))
+            && self.procs.contains_key(&ppid)
         {
             groups.push(ppid);
         }
-        // The caller's other children (its other jobs, other runs of `fdtable run`) are not
-        // the program's: among them only an untraced process that carries more seccomp
-        // filters than the caller (the program's) can be a stray.
-        let caller_filters = procfs::seccomp_filters(self.root_parent);
-        let ours = |c: i32| {
-            procfs::tracer_of(c) == Some(0)
-                && matches!((procfs::seccomp_filters(c), caller_filters), (Some(f), Some(p)) if f > p)
-        };
         // A stray thread: its process is killed (its other threads' children are traced).
         let mut thread_stray = false;
         let mut procs = Vec::new();
         for g in groups {
-            let callers = g == self.root_parent && !self.procs.contains_key(&g);
             for t in procfs::tasks_of(g) {
                 if g == tgid && self.stray(t) {
                     thread_stray = true;
                 }
                 for c in procfs::children_of(g, t) {
-                    if self.stray(c) && (!callers || ours(c)) {
+                    if self.stray(c) {
                         let _ = sys::kill(c, libc::SIGSTOP);
                         procs.push(c);
                     }
