@@ -79,8 +79,10 @@ fn a_task_clone3_made_untraced_is_killed_with_what_it_made() {
     let p = p.to_str().unwrap();
     // clone3 reads CLONE_UNTRACED from memory the supervisor does not read: the new task is
     // found when the caller's next call settles the clone3, and killed. A stray that forked
-    // at once, or one made a child of the caller's parent (CLONE_PARENT), ran on: only the
-    // caller's threads and their children were searched.
+    // at once ran on: only the caller's threads and their children were searched. One made a
+    // child of the caller's parent (CLONE_PARENT) is not searched for among that parent's
+    // other children (they are not the program's): it is killed at its first call that
+    // reaches the supervisor (the probe's strays open /dev/null every 100 ms).
     for v in ["plain", "fork", "parent"] {
         let dir = scratch(&format!("hostile-untraced3-{v}"));
         let n = native(&[p, v], &dir, &[]);

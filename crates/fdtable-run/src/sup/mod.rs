@@ -641,16 +641,25 @@ impl State {
         let args = n.data.args;
         let Some(task) = self.tasks.get(&tid) else {
             // Every task the program creates is stopped until its creator's event is seen,
-            // so this is a task that escaped the supervisor's sight: nothing it asks for can
-            // be kept identical.
-            if crate::procfs::tgid_of(tid).is_none() {
+            // so this is a task that escaped the supervisor's sight (made untraced by a
+            // `clone3` whose flags are in memory), and the notification proves it carries the
+            // program's filter: nothing it asks for can be kept identical, and it is killed
+            // with its process. A child the first process made with `CLONE_PARENT`, the
+            // caller's, is found only this way.
+            let Some(tgid) = crate::procfs::tgid_of(tid) else {
                 // Gone: its thread group exited (and was reaped) after this notification
                 // was queued. The answer reaches nobody.
                 return Reply::Errno(libc::ENOSYS);
+            };
+            if crate::procfs::tracer_of(tid).is_some_and(|t| !self.outside.contains(&t)) {
+                let _ = sys::kill(tgid, libc::SIGSTOP);
+                self.kill_strays(vec![tgid]);
+            } else {
+                // Traced, yet unknown: refused, as nothing it asks for can be kept identical.
+                self.note(format!(
+                    "task {tid} is unknown to the supervisor; its calls are refused"
+                ));
             }
-            self.note(format!(
-                "task {tid} is unknown to the supervisor; its calls are refused"
-            ));
             self.stats.refused += 1;
             return Reply::Errno(libc::ENOSYS);
         };

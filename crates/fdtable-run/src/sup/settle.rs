@@ -759,9 +759,9 @@ impl State {
         };
         // Only the program's own processes are searched. A child the first process made with
         // `CLONE_PARENT` is the caller's, among the caller's other children (its other jobs,
-        // sandboxed or not, other runs of `fdtable run`): nothing tells it from them, and it
-        // is left alone (it still carries the filter, and as a task the supervisor does not
-        // know, every call it makes that reaches the supervisor is refused).
+        // sandboxed or not, other runs of `fdtable run`): nothing here tells it from them. It
+        // carries the program's filter, so it is killed at its first call that reaches the
+        // supervisor (`on_notification`), and cannot change its table before.
         let mut groups = vec![tgid];
         if let Some((_, ppid)) = procfs::state_of(tgid)
             && self.procs.contains_key(&ppid)
@@ -784,7 +784,16 @@ impl State {
                 }
             }
         }
-        // A stray process's own children are strays too (no tracer follows them).
+        if thread_stray {
+            procs.push(tgid);
+        }
+        self.kill_strays(procs);
+    }
+
+    /// Kills stray processes `procs` (stopped already, but for a thread stray's process) and
+    /// every process they made: a stray process's own children are strays too (no tracer
+    /// follows them), each stopped as soon as it is found.
+    pub fn kill_strays(&mut self, mut procs: Vec<i32>) {
         let mut i = 0;
         while i < procs.len() {
             let p = procs[i];
@@ -798,12 +807,9 @@ impl State {
                 }
             }
         }
-        if thread_stray {
-            procs.push(tgid);
-        }
         for p in procs {
             self.note(format!(
-                "process {p} was created untraced (CLONE_UNTRACED set in clone3's arguments after the supervisor read them); killed"
+                "process {p} was created untraced (CLONE_UNTRACED in clone3's arguments, which the supervisor does not read); killed"
             ));
             let _ = sys::kill(p, libc::SIGKILL);
         }

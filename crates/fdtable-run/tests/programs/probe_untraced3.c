@@ -5,7 +5,8 @@
  *   probe_untraced3 plain    CLONE_UNTRACED alone
  *   probe_untraced3 fork     the stray forks at once: its child must be killed too
  *   probe_untraced3 parent   CLONE_UNTRACED|CLONE_PARENT: the stray is a child of the
- *                            caller's parent
+ *                            caller's parent (found only when it makes a notified call:
+ *                            every stray opens /dev/null every 100 ms)
  *
  * The caller makes a notified call 200 ms later, waits 300 ms, then prints whether the stray
  * (or, with fork, its child) still runs: natively "stray: running", under fdtable run
@@ -65,7 +66,10 @@ int main(int argc, char **argv) {
         } else {
             *shared = getpid();
         }
-        for (;;) msleep(100);
+        for (;;) {
+            msleep(100);
+            close(open("/dev/null", O_RDONLY));
+        }
     }
     if (c < 0) {
         perror("clone3");
