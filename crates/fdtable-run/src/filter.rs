@@ -29,6 +29,8 @@ const BPF_ALU_RSH_K: u16 = 0x74;
 
 /// `AUDIT_ARCH_X86_64`.
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
+/// `__X32_SYSCALL_BIT`: the x32 ABI's calls, which arrive as `AUDIT_ARCH_X86_64`.
+pub const X32_SYSCALL_BIT: u32 = 0x4000_0000;
 /// `SECCOMP_RET_ALLOW`.
 pub const RET_ALLOW: u32 = 0x7fff_0000;
 /// `SECCOMP_RET_USER_NOTIF`.
@@ -392,13 +394,14 @@ pub fn static_action(nr: u32) -> u32 {
 /// Builds the filter program.
 pub fn program(ctx: &Context) -> Vec<Insn> {
     let mut p = vec![
+        // Other ABIs (i386's `int 0x80`, a 32-bit program) and x32 numbers (bit 30): their
+        // numbers mean other calls. The supervisor refuses them with a note.
         stmt(BPF_LD_W_ABS, OFF_ARCH),
         jump(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 0),
-        stmt(BPF_RET_K, ret_errno(libc::ENOSYS)),
+        stmt(BPF_RET_K, RET_NOTIFY),
         stmt(BPF_LD_W_ABS, OFF_NR),
-        // x32 numbers (bit 30).
-        jump(BPF_JGE_K, 0x4000_0000, 0, 1),
-        stmt(BPF_RET_K, ret_errno(libc::ENOSYS)),
+        jump(BPF_JGE_K, X32_SYSCALL_BIT, 0, 1),
+        stmt(BPF_RET_K, RET_NOTIFY),
     ];
     let rules = rules(ctx);
     for r in &rules {

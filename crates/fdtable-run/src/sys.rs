@@ -364,7 +364,7 @@ unsafe fn program_main(plan: &ProgramPlan) -> (Step, i32) {
                 return (Step::Capabilities, errno());
             }
         }
-        // Under Yama's restricted ptrace the supervisor, a sibling, needs the exception.
+        // Under Yama's restricted ptrace the supervisor, not an ancestor, needs the exception.
         libc::prctl(PR_SET_PTRACER, plan.supervisor as libc::c_ulong, 0, 0, 0);
 
         let prog = libc::sock_fprog {

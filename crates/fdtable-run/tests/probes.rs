@@ -150,6 +150,25 @@ fn unknown_system_calls_are_refused_by_name() {
 }
 
 #[test]
+fn i386_system_calls_are_refused_by_name() {
+    // Their numbers mean other calls, so they are refused (ENOSYS); a whole 32-bit program
+    // died of that without a word (round 13 of the red team: its `exit` failed too). A note
+    // says why now.
+    let Some(p) = probe("probe_int80") else {
+        return;
+    };
+    let r = under(&[], &[&p], &scratch("int80"), &[]);
+    assert_eq!(r.stdout, "int 0x80 getpid: ENOSYS\n", "{}", r.stderr);
+    assert!(
+        r.notes()
+            .iter()
+            .any(|l| l.contains("i386 system calls (`int 0x80`, or a 32-bit program) are refused")),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn signals_are_reported_as_a_native_run_reports_them() {
     let dir = scratch("signals");
     for cmd in [
@@ -637,5 +656,90 @@ fn ignored_signals_do_not_interrupt_waits_without_a_timeout() {
             stats_json(&stats)["restarted"].as_u64().unwrap() > 0,
             "{mode}"
         );
+    }
+}
+
+/// Runs `probe_outside_limit MODE` with `prefix` before it, changes its soft RLIMIT_NOFILE
+/// to `soft` from this process once it is ready, and returns its stdout and stderr.
+fn outside_limit(prefix: &[&str], probe: &str, mode: &str, soft: u64) -> (String, String) {
+    use std::io::{BufRead, Read, Write};
+    let mut cmd: Vec<&str> = prefix.to_vec();
+    cmd.extend([probe, mode]);
+    let mut child = std::process::Command::new(cmd[0])
+        .args(&cmd[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the probe starts");
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("a pipe"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("the probe writes");
+    assert_eq!(line, "ready\n");
+    // `fdtable run` becomes the program: the pid the caller knows is the program's.
+    let pid = child.id() as libc::pid_t;
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `old` is a valid out-pointer; no new limit is given.
+    let got = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) };
+    assert_eq!(got, 0);
+    let new = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: old.rlim_max,
+    };
+    // SAFETY: `new` is a valid limit; no old value is asked for.
+    let set = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &new, std::ptr::null_mut()) };
+    assert_eq!(set, 0);
+    child
+        .stdin
+        .take()
+        .expect("a pipe")
+        .write_all(b"\n")
+        .expect("the probe reads");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).expect("the probe writes");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("a pipe")
+        .read_to_string(&mut err)
+        .expect("stderr");
+    assert!(child.wait().expect("wait").success(), "{rest}\n{err}");
+    (rest, err)
+}
+
+#[test]
+fn a_limit_changed_from_outside_the_program_is_the_one_its_calls_meet() {
+    // `prlimit --pid` from a process the filter does not cover (an administrator, a service
+    // manager, an untraced helper of the same user) changed the kernel's limit behind the
+    // library's back (round 13 of the red team): lowered, `F_GETFD` found descriptors the
+    // kernel had refused; raised, the library still answered EBADF, EINVAL and EMFILE at the
+    // old limit, and the two tables disagreed for good. The limit is read at every decision.
+    let Some(p) = probe("probe_outside_limit") else {
+        return;
+    };
+    let mut hard = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `hard` is a valid out-pointer.
+    unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut hard) };
+    let high = hard.rlim_max.min(5000);
+    let run = support::bin();
+    let run = run.to_str().unwrap();
+    for (mode, soft) in [("lower", 20), ("raise", high)] {
+        let (n, _) = outside_limit(&[], &p, mode, soft);
+        let (r, err) = outside_limit(&[run, "--check-tables", "--"], &p, mode, soft);
+        assert_eq!(n, r, "{mode}: {err}");
+        assert!(err.is_empty(), "{mode}: {err}");
+        if mode == "lower" {
+            assert!(n.contains("fcntl(40, F_GETFD) = -1 EBADF\n"), "{n}");
+        } else if high == 5000 {
+            assert!(n.contains("dup3(1, 3000, O_CLOEXEC) = 3000\n"), "{n}");
+            assert!(n.contains("dups 100, last "), "{n}");
+        }
     }
 }

@@ -99,6 +99,11 @@ pub fn close_range(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         hold(st, tid, n, Expect::default());
         touched.push(n);
     }
-    st.in_flight(tid, Settle::Numbers, touched);
+    let settle = if flags & CLOSE_RANGE_CLOEXEC as u32 != 0 {
+        Settle::CloexecRange { first, last }
+    } else {
+        Settle::Numbers
+    };
+    st.in_flight(tid, settle, touched);
     Reply::Continue
 }

@@ -61,6 +61,15 @@ pub enum Settle {
         /// [`crate::calls::process::PAST_THE_CALL_NS`] more, it is past the call.
         cpu_ns: u64,
     },
+    /// `close_range(first, last, CLOSE_RANGE_CLOEXEC)` on a shared table: as `Numbers`, and
+    /// a number in the range that another call installs meanwhile takes its bit from the
+    /// kernel ([`super::table::Table::cloexec_ranges`]).
+    CloexecRange {
+        /// The range's first number.
+        first: u32,
+        /// Its last number.
+        last: u32,
+    },
     /// `execve` or `execveat` of a task without exec events: whether it ran is read from the
     /// kernel's table (`sup::exec`).
     Exec,
@@ -704,12 +713,64 @@ impl State {
         };
         let key = key_of(&task.files);
         task.touched.extend_from_slice(&touched);
+        let ranges = self
+            .tables
+            .get(&key)
+            .is_some_and(|t| !t.cloexec_ranges.is_empty());
+        if ranges {
+            self.cloexec_ranges_meet(key, tid, &touched);
+        }
+        if let Settle::CloexecRange { first, last } = settle {
+            self.tables
+                .entry(key)
+                .or_default()
+                .cloexec_ranges
+                .push((tid, first, last));
+        }
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
         let t = self.tables.entry(key).or_default();
         t.inflight += 1;
         for &n in &touched {
             *t.busy.entry(n).or_default() += 1;
         }
         task.inflight = Some(InFlight { settle, touched });
+    }
+
+    /// `tid`'s call about to be in flight changes `touched` of table `key`: those inside the
+    /// range of another task's `close_range(CLOSE_RANGE_CLOEXEC)` still in flight get their
+    /// close-on-exec bit from the kernel, which may run the two calls in either order.
+    fn cloexec_ranges_meet(&mut self, key: TableKey, tid: i32, touched: &[u32]) {
+        let Some(mut ranges) = self
+            .tables
+            .get_mut(&key)
+            .map(|t| std::mem::take(&mut t.cloexec_ranges))
+        else {
+            return;
+        };
+        ranges.retain(|&(owner, first, last)| {
+            self.tasks.get(&owner).is_some_and(|o| {
+                key_of(&o.files) == key
+                    && o.inflight
+                        .as_ref()
+                        .is_some_and(|f| f.settle == Settle::CloexecRange { first, last })
+            })
+        });
+        let Some(t) = self.tables.get_mut(&key) else {
+            return;
+        };
+        let met: Vec<u32> = touched
+            .iter()
+            .copied()
+            .filter(|&n| {
+                ranges
+                    .iter()
+                    .any(|&(owner, first, last)| owner != tid && first <= n && n <= last)
+            })
+            .collect();
+        bits_to_kernel(t, &met);
+        t.cloexec_ranges = ranges;
     }
 
     /// `tid` was killed during its call in flight, which may or may not have run (a fatal

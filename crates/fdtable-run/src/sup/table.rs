@@ -69,6 +69,12 @@ pub struct Table {
     /// bit is the kernel's (`F_GETFD` runs in the kernel; read from `fdinfo` when the table
     /// is quiet).
     pub bits: std::collections::BTreeSet<u32>,
+    /// `close_range(CLOSE_RANGE_CLOEXEC)` calls in flight: (task, first, last). A number in
+    /// such a range that another call installs while it is in flight (a `dup2` onto a number
+    /// free when the `close_range` was decided) may be installed before the `close_range`
+    /// runs, which then sets its bit: the bit is the kernel's. Entries whose task has no such
+    /// call in flight any more are dropped when the list is read.
+    pub cloexec_ranges: Vec<(i32, u32, u32)>,
     /// The kernel's table size (`FDSize:`, its `max_fds`) as last read: a number below it
     /// needs no growth, which `fs.nr_open` could refuse ([`crate::sup::State::kernel_has_room`]).
     pub kernel_size: u32,

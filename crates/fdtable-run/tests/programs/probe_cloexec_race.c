@@ -3,7 +3,11 @@
  * joined, F_GETFD (the library's answer) must equal the kernel's bit (fdinfo), and an exec
  * must keep exactly the numbers whose kernel bit is clear.
  *
- *   crbits setfd|fionclex|dup3 ROUNDS [ITERS]   (dup3: the setter is dup3(0, n, O_CLOEXEC))
+ *   crbits setfd|fionclex|dup3|dup2free ROUNDS [ITERS]
+ *
+ * dup3: the setter is dup3(0, n, O_CLOEXEC). dup2free: 5..9 are closed before each round;
+ * one thread dup2s onto them while the other runs close_range(5, 9, CLOSE_RANGE_CLOEXEC),
+ * which sets the bit of those the dup2s installed before it ran.
  * Prints "MODE: F_GETFD differs from fdinfo in R1 of R rounds".
  */
 #define _GNU_SOURCE
@@ -17,13 +21,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int iters = 1, fion, viadup;
+static int iters = 1, fion, viadup, freedup;
 static pthread_barrier_t bar;
 static void *clearer(void *u) {
     (void)u;
     pthread_barrier_wait(&bar);
     for (int i = 0; i < iters; i++) {
-        if (fion) ioctl(5 + i % 5, FIONCLEX);
+        if (freedup) dup2(0, 5 + i % 5);
+        else if (fion) ioctl(5 + i % 5, FIONCLEX);
         else fcntl(5 + i % 5, F_SETFD, 0);
     }
     return NULL;
@@ -33,6 +38,7 @@ static void *setter(void *u) {
     pthread_barrier_wait(&bar);
     for (int i = 0; i < iters; i++) {
         if (viadup) dup3(0, 5 + i % 5, O_CLOEXEC);
+        else if (freedup) syscall(SYS_close_range, 5, 9, CLOSE_RANGE_CLOEXEC);
         else syscall(SYS_close_range, 5 + i % 5, 5 + i % 5, CLOSE_RANGE_CLOEXEC);
     }
     return NULL;
@@ -53,6 +59,7 @@ int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "setfd";
     fion = !strcmp(m, "fionclex");
     viadup = !strcmp(m, "dup3");
+    freedup = !strcmp(m, "dup2free");
     int rounds = argc > 2 ? atoi(argv[2]) : 500;
     iters = argc > 3 ? atoi(argv[3]) : 1;
     for (int n = 5; n < 10; n++) dup3(0, n, O_CLOEXEC);
@@ -60,6 +67,8 @@ int main(int argc, char **argv) {
     int bad = 0;
     for (int k = 0; k < rounds; k++) {
         pthread_t a, b;
+        if (freedup)
+            for (int n = 5; n < 10; n++) close(n);
         pthread_create(&a, NULL, clearer, NULL);
         pthread_create(&b, NULL, setter, NULL);
         pthread_join(a, NULL);
@@ -67,6 +76,7 @@ int main(int argc, char **argv) {
         int d = 0;
         for (int n = 5; n < 10 && n < 5 + iters; n++) {
             int g = fcntl(n, F_GETFD), kb = kbit(n);
+            if (g < 0) g = -1; /* not installed: fdinfo has none either */
             if (g != kb) { d = 1; if (getenv("V")) fprintf(stderr, "round %d: %d F_GETFD %d kernel %d\n", k, n, g, kb); }
         }
         bad += d;
