@@ -31,6 +31,11 @@ const BPF_ALU_RSH_K: u16 = 0x74;
 pub const AUDIT_ARCH_X86_64: u32 = 0xc000_003e;
 /// `__X32_SYSCALL_BIT`: the x32 ABI's calls, which arrive as `AUDIT_ARCH_X86_64`.
 pub const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+
+/// Whether `nr` is an x32 call's number (the bit, and a number in the x32 table's range).
+pub fn is_x32(nr: u32) -> bool {
+    nr & X32_SYSCALL_BIT != 0 && nr & !X32_SYSCALL_BIT < 1024
+}
 /// `SECCOMP_RET_ALLOW`.
 pub const RET_ALLOW: u32 = 0x7fff_0000;
 /// `SECCOMP_RET_USER_NOTIF`.

@@ -743,3 +743,30 @@ fn a_limit_changed_from_outside_the_program_is_the_one_its_calls_meet() {
         }
     }
 }
+
+#[test]
+fn prlimit_from_a_pid_namespace_of_the_programs_is_met_by_the_process_it_names() {
+    // Which process such a pid names is not known to the supervisor, so the call was refused
+    // (EPERM). Since the limit is read from the kernel at every decision that depends on it,
+    // the process it names meets the new limit as one changed from outside.
+    if !have("unshare") || !have("prlimit") || !have("python3") {
+        return;
+    }
+    let script = programs().join("ns_prlimit.sh");
+    let script = script.to_str().unwrap();
+    let cmd = ["unshare", "-fp", "--mount-proc", script];
+    let n = native(&cmd, &scratch("ns-prlimit-probe"), &[]);
+    if n.code != Some(0) {
+        // No pid namespaces for this user here.
+        eprintln!("skipped: {}", n.stderr.trim());
+        return;
+    }
+    let r = same("ns-prlimit", &cmd, &[], |_| {});
+    assert!(
+        r.stdout
+            .starts_with("raised\nlimit 4000\ndups 100 highest "),
+        "{}\n{}",
+        r.stdout,
+        r.stderr
+    );
+}

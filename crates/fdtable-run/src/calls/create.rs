@@ -44,6 +44,7 @@ pub fn create(st: &mut State, tid: i32, sc: &Syscall, c: Create, args: &[u64; 6]
         origin,
         ..Expect::default()
     };
+    st.nofile_to_decide(tid);
     let got = st.reserve(tid, 0, count, &e).unwrap_or_default();
     st.in_flight(tid, Settle::Numbers, got);
     Reply::Continue
@@ -58,6 +59,7 @@ pub fn by_ioctl(st: &mut State, tid: i32, c: Cloexec, args: &[u64; 6]) -> Reply 
         origin,
         ..Expect::default()
     };
+    st.nofile_to_decide(tid);
     let got = st.reserve(tid, 0, 1, &e).unwrap_or_default();
     st.in_flight(tid, Settle::Numbers, got);
     Reply::Continue
@@ -75,6 +77,7 @@ pub fn clone_pidfd(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         origin,
         ..Expect::default()
     };
+    st.nofile_to_decide(tid);
     let got = st.reserve(tid, 0, 1, &e).unwrap_or_default();
     st.in_flight(tid, Settle::ClonePidfd, got);
     Reply::Continue
@@ -94,6 +97,7 @@ pub fn clone3(st: &mut State, tid: i32, _args: &[u64; 6]) -> Reply {
         origin,
         ..Expect::default()
     };
+    st.nofile_to_decide(tid);
     let got = st.reserve(tid, 0, 1, &e).unwrap_or_default();
     if st.shared(tid)
         && let Some(t) = st.table(tid)

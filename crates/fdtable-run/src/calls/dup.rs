@@ -21,7 +21,7 @@ pub fn dup(st: &mut State, tid: i32, old: u32, from: Option<u32>, cloexec: bool)
         Known::Reserved | Known::Free => return err(Errno::EBADF),
         Known::Unsure => return unsure(st, tid, from.unwrap_or(0), cloexec),
     }
-    let nofile = st.nofile(tid);
+    let nofile = st.nofile_to_decide(tid);
     if from.is_some_and(|f| f as u64 >= nofile) {
         return err(Errno::EINVAL);
     }
@@ -84,6 +84,7 @@ pub fn dup(st: &mut State, tid: i32, old: u32, from: Option<u32>, cloexec: bool)
 /// Another thread's call in flight may be changing the source: the kernel answers, and the
 /// number the library would have given is uncertain.
 fn unsure(st: &mut State, tid: i32, from: u32, cloexec: bool) -> Reply {
+    st.nofile_to_decide(tid);
     let e = Expect {
         cloexec: Some(cloexec),
         ..Expect::default()
@@ -98,7 +99,7 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
     let old = args[0] as u32;
     let new = args[1] as u32;
     let flags = if is_dup3 { args[2] as u32 } else { 0 };
-    let nofile = st.nofile(tid);
+    let nofile = st.nofile_to_decide(tid);
     let shared = st.shared(tid);
     let old_state = st.resolve(tid, old);
     let new_state = if shared && new != old && (new as u64) < nofile {

@@ -25,13 +25,11 @@ pub fn rlimit(st: &mut State, tid: i32, r: Rlimit, args: &[u64; 6]) -> Reply {
     let pid = match r.pid.map(|a| args[a as usize] as u32 as i32) {
         None | Some(0) => caller,
         Some(_) if !procfs::same_namespaces(tid) => {
-            // The pid is the caller's namespace's: which process it names is not known here,
-            // and the library would not follow that process's new limit.
-            st.stats.refused += 1;
-            st.note(
-                "refused prlimit64 of RLIMIT_NOFILE on another process from a pid or user namespace of the program's: the supervisor cannot tell which process it names (EPERM)".into(),
-            );
-            return Reply::Errno(libc::EPERM);
+            // The pid is the caller's namespace's: which process it names is not known here.
+            // The kernel applies the limit, and the process it names meets the new limit
+            // at its next decision that depends on it, as one changed from outside
+            // (`State::nofile`).
+            return Reply::Continue;
         }
         Some(p) => st.tasks.get(&p).map_or(p, |t| t.tgid),
     };

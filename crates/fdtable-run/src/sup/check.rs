@@ -28,6 +28,11 @@ impl State {
             return;
         }
         let touched = std::mem::take(&mut task.touched);
+        // First: a limit changed from outside makes the table unbounded until it is read.
+        let limit = self.nofile(tid).max(1);
+        let Some(task) = self.tasks.get_mut(&tid) else {
+            return;
+        };
         let key = key_of(&task.files);
         let large = task.files.next_open_fd(64).is_some();
         let Some(table) = self.tables.get_mut(&key) else {
@@ -92,9 +97,8 @@ impl State {
             }
         } else {
             let mut nums = touched;
-            let end = self.nofile(tid).max(1);
             if let Some(task) = self.tasks.get(&tid)
-                && let Ok(n) = task.files.alloc_fd(0, end, 0)
+                && let Ok(n) = task.files.alloc_fd(0, limit, 0)
             {
                 task.files.put_unused_fd(n);
                 if !unbounded {

@@ -101,9 +101,10 @@ pub struct Stats {
     pub restarted: u64,
     /// Early tasks claimed from the kernel: their creator was killed before its event.
     pub claimed: u64,
-    /// Changes of a process's RLIMIT_NOFILE that no traced call made (`prlimit --pid` from
-    /// outside), each followed by a reading of the table from the kernel.
-    pub outside_limits: u64,
+    /// Changes of a process's RLIMIT_NOFILE seen when it was read (a traced `setrlimit`'s,
+    /// or one made from outside, `prlimit --pid`), each followed by a reading of its tables
+    /// from the kernel.
+    pub limit_changes: u64,
 }
 
 impl Stats {
@@ -128,7 +129,7 @@ impl Stats {
             "early_checks": self.early_checks,
             "restarted": self.restarted,
             "claimed": self.claimed,
-            "outside_limits": self.outside_limits,
+            "limit_changes": self.limit_changes,
             "supervisor_fds_start": fds_start,
             "supervisor_fds_end": fds_end,
         })
@@ -455,30 +456,90 @@ impl State {
         n < size || procfs::nr_open().is_none_or(|max| n < max)
     }
 
+    /// `tid`'s RLIMIT_NOFILE soft limit, as the kernel has it now, for a call being decided:
+    /// [`State::nofile`], and if the limit changed, the tables of the process are read
+    /// from the kernel at once where nothing is in flight on them. Call it before the
+    /// decision reserves or holds anything.
+    pub fn nofile_to_decide(&mut self, tid: i32) -> u64 {
+        let (l, changed) = self.read_nofile(tid);
+        if changed {
+            let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
+                return l;
+            };
+            let keys: Vec<TableKey> = self
+                .tasks
+                .values()
+                .filter(|t| t.tgid == tgid)
+                .map(|t| key_of(&t.files))
+                .collect();
+            for key in keys {
+                let user = self
+                    .tasks
+                    .values()
+                    .find(|t| key_of(&t.files) == key)
+                    .map(|t| t.tid);
+                if let Some(u) = user {
+                    self.quiesce(key, u);
+                }
+            }
+        }
+        l
+    }
+
     /// `tid`'s RLIMIT_NOFILE soft limit, as the kernel has it now: read at every decision
     /// that depends on it (about 0.4 µs), because a process the filter does not cover (an
     /// administrator's `prlimit --pid`, any untraced process of the same user) can change it.
-    /// A change that no traced call made may have landed after an earlier decision and before
-    /// its call ran in the kernel: the table is then read whole from the kernel
-    /// (`reconcile`), at once if nothing is in flight on it, else when it settles.
+    /// A change (other than a traced `setrlimit` that settles the same way) may have landed
+    /// after an earlier decision and before its call ran in the kernel: every table of the
+    /// process is then read whole from the kernel when it is next quiet (`reconcile`), and
+    /// the close-on-exec bits of its numbers at or above the lower of the two limits are the
+    /// kernel's (a `dup2` onto an open number the kernel refused kept the old file and bit).
     pub fn nofile(&mut self, tid: i32) -> u64 {
-        let Some((tgid, key)) = self.tasks.get(&tid).map(|t| (t.tgid, key_of(&t.files))) else {
-            return 0;
+        self.read_nofile(tid).0
+    }
+
+    /// `tid`'s RLIMIT_NOFILE soft limit as last read.
+    pub fn cached_nofile(&self, tid: i32) -> u64 {
+        self.tasks
+            .get(&tid)
+            .and_then(|t| self.procs.get(&t.tgid))
+            .map_or(0, |p| p.nofile.0)
+    }
+
+    /// [`State::nofile`], and whether the limit changed since it was last read.
+    fn read_nofile(&mut self, tid: i32) -> (u64, bool) {
+        let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
+            return (0, false);
         };
         let Some(p) = self.procs.get_mut(&tgid) else {
-            return 0;
+            return (0, false);
         };
         let Some(l) = sys::nofile_of(tgid) else {
-            return p.nofile.0;
+            return (p.nofile.0, false);
         };
-        let outside = l != p.nofile && p.rlimit_pending == 0;
-        p.nofile = l;
-        if outside {
-            self.stats.outside_limits += 1;
-            self.tables.entry(key).or_default().unbounded = true;
-            self.quiesce(key, tid);
+        let old = std::mem::replace(&mut p.nofile, l);
+        if old.0 == l.0 {
+            return (l.0, false);
         }
-        l.0
+        self.stats.limit_changes += 1;
+        let low = old.0.min(l.0).min(u64::from(u32::MAX)) as u32;
+        let keys: Vec<(TableKey, Vec<u32>)> = self
+            .tasks
+            .values()
+            .filter(|t| t.tgid == tgid)
+            .map(|t| {
+                (
+                    key_of(&t.files),
+                    t.files.iter_from(low).map(|o| o.fd).collect(),
+                )
+            })
+            .collect();
+        for (key, above) in keys {
+            let t = self.tables.entry(key).or_default();
+            t.unbounded = true;
+            t.bits.extend(above);
+        }
+        (l.0, true)
     }
 }
 
@@ -629,6 +690,13 @@ fn floor_notifications(shared: &Shared, l: std::os::fd::RawFd) {
                 // and a task cannot exit before its notification is answered (after this
                 // increment); the kernel's exit notification to the tracer orders the two.
                 shared.floor_count.fetch_add(1, Ordering::Relaxed);
+                if n.data.arch != crate::filter::AUDIT_ARCH_X86_64
+                    || n.data.nr as u32 >= crate::filter::X32_SYSCALL_BIT
+                {
+                    // Other ABIs' calls, refused as `fdtable run` refuses them.
+                    let _ = sys::notif_send(l, n.id, 0, -libc::ENOSYS, 0);
+                    continue;
+                }
                 let _ = sys::notif_send(l, n.id, 0, 0, sys::SECCOMP_USER_NOTIF_FLAG_CONTINUE);
             }
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
@@ -703,11 +771,14 @@ impl State {
             Reply::Errno(libc::ENOSYS)
         } else if n.data.nr as u32 >= crate::filter::X32_SYSCALL_BIT {
             self.stats.refused += 1;
-            self.note(
-                "x32 system calls are refused with ENOSYS: fdtable run supports x86_64 \
-                 programs only"
-                    .to_string(),
-            );
+            if crate::filter::is_x32(n.data.nr as u32) {
+                self.note(
+                    "x32 system calls are refused with ENOSYS: fdtable run supports x86_64 \
+                     programs only"
+                        .to_string(),
+                );
+            }
+            // Other numbers this high (`syscall(-1)`) are no call at all: ENOSYS, as natively.
             Reply::Errno(libc::ENOSYS)
         } else {
             crate::calls::decide(self, tid, nr, &args)

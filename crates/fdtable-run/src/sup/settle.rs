@@ -122,14 +122,7 @@ impl State {
             Settle::Unbounded { cloexec, origin } if single => {
                 self.probe_upward(tid, cloexec, origin)
             }
-            Settle::Rlimit { pid } => {
-                if let Some(p) = self.procs.get_mut(&pid) {
-                    p.rlimit_pending = p.rlimit_pending.saturating_sub(1);
-                    if let Some(l) = sys::nofile_of(pid) {
-                        p.nofile = l;
-                    }
-                }
-            }
+            Settle::Rlimit { .. } => self.rlimit_over(f.settle),
             Settle::UffdApi { fd } => self.check_uffd(tid, fd),
             Settle::Exec => self.settle_exec(tid, single),
             Settle::Clone3 => {
@@ -374,8 +367,9 @@ impl State {
     /// and makes them uncertain, expecting `e`; `None` (and nothing reserved) if the library
     /// has no room: the kernel then answers EMFILE, after its own earlier checks, or, on a
     /// shared table, takes one of the uncertain numbers.
+    /// The limit is the one the decision read ([`State::nofile_to_decide`]).
     pub fn reserve(&mut self, tid: i32, from: u32, count: usize, e: &Expect) -> Option<Vec<u32>> {
-        let nofile = self.nofile(tid);
+        let nofile = self.cached_nofile(tid);
         let task = self.tasks.get(&tid)?;
         let mut got = Vec::with_capacity(count);
         for _ in 0..count {
@@ -673,6 +667,7 @@ impl State {
             return;
         };
         let key = key_of(&task.files);
+        self.rlimit_over(f.settle);
         if let Some(t) = self.tables.get_mut(&key) {
             t.inflight = t.inflight.saturating_sub(1);
             for n in &f.touched {
@@ -802,6 +797,20 @@ impl State {
         }
         // The call may or may not have run.
         bits_to_kernel(t, &f.touched);
+        self.rlimit_over(f.settle);
+    }
+
+    /// A `setrlimit`/`prlimit64` in flight that will not settle (its task is gone, or its
+    /// answer was not delivered) is over: the limit is read from the kernel again.
+    fn rlimit_over(&mut self, settle: Settle) {
+        if let Settle::Rlimit { pid } = settle
+            && let Some(p) = self.procs.get_mut(&pid)
+        {
+            p.rlimit_pending = p.rlimit_pending.saturating_sub(1);
+            if let Some(l) = sys::nofile_of(pid) {
+                p.nofile = l;
+            }
+        }
     }
 
     /// After a `clone3` that returned without a clone event: a task its flags (changed by
