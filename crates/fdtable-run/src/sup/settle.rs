@@ -800,8 +800,8 @@ impl State {
         self.rlimit_over(f.settle);
     }
 
-    /// A `setrlimit`/`prlimit64` in flight that will not settle (its task is gone, or its
-    /// answer was not delivered) is over: the limit is read from the kernel again.
+    /// A `setrlimit`/`prlimit64` in flight is over (its task is back, or gone, or its answer
+    /// was not delivered): the limit of the process it named is read from the kernel again.
     fn rlimit_over(&mut self, settle: Settle) {
         if let Settle::Rlimit { pid } = settle
             && let Some(p) = self.procs.get_mut(&pid)
