@@ -770,3 +770,96 @@ fn prlimit_from_a_pid_namespace_of_the_programs_is_met_by_the_process_it_names()
         r.stderr
     );
 }
+
+/// Runs `probe mode` (with `prefix`: `fdtable run` and its flags) while this process flips the
+/// probe's soft limit between 40 and 70 for `ms` milliseconds; its stdout, its stderr and
+/// the number of flips.
+fn flipped_limit(prefix: &[&str], probe: &str, mode: &str, ms: u64) -> (String, String, u64) {
+    use std::io::{BufRead, Read, Write};
+    let mut cmd: Vec<&str> = prefix.to_vec();
+    cmd.extend([probe, mode]);
+    let mut child = std::process::Command::new(cmd[0])
+        .args(&cmd[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the probe starts");
+    // Read at once, so that a flood of `--check-tables` reports cannot fill the pipe and
+    // stop the supervisor (and the probe with it).
+    let mut stderr = child.stderr.take().expect("a pipe");
+    let err = std::thread::spawn(move || {
+        let mut err = String::new();
+        stderr.read_to_string(&mut err).expect("stderr");
+        err
+    });
+    let mut out = std::io::BufReader::new(child.stdout.take().expect("a pipe"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("the probe writes");
+    assert_eq!(line, "ready\n");
+    let pid = child.id() as libc::pid_t;
+    let mut old = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `old` is a valid out-pointer; no new limit is given.
+    let got = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) };
+    assert_eq!(got, 0);
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let mut flips = 0;
+    while std::time::Instant::now() < end {
+        for soft in [40, 70] {
+            let new = libc::rlimit {
+                rlim_cur: soft,
+                rlim_max: old.rlim_max,
+            };
+            // SAFETY: `new` is a valid limit; no old value is asked for.
+            unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &new, std::ptr::null_mut()) };
+            flips += 1;
+        }
+    }
+    child
+        .stdin
+        .take()
+        .expect("a pipe")
+        .write_all(b"\n")
+        .expect("the probe reads");
+    let mut rest = String::new();
+    out.read_to_string(&mut rest).expect("the probe writes");
+    let err = err.join().expect("the reader");
+    assert!(child.wait().expect("wait").success(), "{rest}\n{err}");
+    (rest, err, flips)
+}
+
+#[test]
+fn a_limit_changed_from_outside_between_a_decision_and_its_call_leaves_no_stale_answer() {
+    // Red team, round 14: the limit is read at each decision, but a change that lands after
+    // that read and before the kernel runs the call went unseen. A `dup2` the kernel refused
+    // stayed open in the library (`F_GETFD` 0, `F_GETFL` EBADF); an `open` the library saw
+    // fail with EMFILE had installed a number in the kernel that the library kept free (and
+    // answered EBADF to its `close`). Once a change is seen, the dup family's results are
+    // probed; a creation with no room under the limit reserves above it, and is probed.
+    let Some(p) = probe("probe_limit_flips") else {
+        return;
+    };
+    let run = support::bin();
+    let run = run.to_str().unwrap();
+    let dir = scratch("limit-flips");
+    for mode in ["dup2", "dupfd", "dup", "open"] {
+        let (n, _, _) = flipped_limit(&[], &p, mode, 300);
+        assert!(n.ends_with(" 0 disagreements\n"), "native {mode}: {n}");
+        let stats = dir.join(format!("{mode}.stats"));
+        let s = stats.to_str().unwrap();
+        let (r, err, flips) =
+            flipped_limit(&[run, "--check-tables", "--stats", s, "--"], &p, mode, 1000);
+        assert!(r.ends_with(" 0 disagreements\n"), "{mode}: {r}\n{err}");
+        assert!(err.is_empty(), "{mode}: {err}");
+        let stats = stats_json(&stats);
+        assert_eq!(stats["table_mismatches"], 0, "{mode}");
+        // It reached its race: the supervisor saw the limit change under the calls.
+        assert!(
+            stats["limit_changes"].as_u64().is_some_and(|c| c > 10),
+            "{mode}: {flips} flips, {stats}"
+        );
+    }
+}

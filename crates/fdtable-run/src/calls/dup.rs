@@ -65,6 +65,18 @@ pub fn dup(st: &mut State, tid: i32, old: u32, from: Option<u32>, cloexec: bool)
             let _ = t.files.set_fd_payload(n, origin);
             t.touched.push(n);
         }
+        if st.limit_moved(tid) {
+            // The limit may change again before the call runs: its result is probed.
+            let e = Expect {
+                file: src,
+                cloexec: Some(cloexec),
+                opath: e_opath(st, tid, n),
+                origin,
+                pending: Vec::new(),
+            };
+            st.make_uncertain(tid, n, e);
+            st.in_flight(tid, Settle::Numbers, vec![n]);
+        }
         return Reply::Continue;
     }
     let e = Expect {
@@ -159,6 +171,7 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
         return Reply::Continue;
     };
     let src_origin = t.files.fd_payload(old).unwrap_or(0);
+    let replaced = matches!(t.files.fd_state(new), fdtable::FdState::Installed { .. });
     let r = if is_dup3 {
         t.files.dup3(old, new, flags, nofile)
     } else {
@@ -175,7 +188,19 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
             };
             let _ = t.files.set_fd_payload(n, origin);
             t.touched.push(n);
-            if shared {
+            let moved = !shared && st.limit_moved(tid);
+            if moved
+                && replaced
+                && let Some(t) = st.table(tid)
+            {
+                // A kernel that refuses the call (a limit lowered before it ran) keeps the
+                // file that was there, and its bit: read both when it settles.
+                t.contended = true;
+            }
+            let Some(t) = st.tasks.get_mut(&tid) else {
+                return Reply::Continue;
+            };
+            if shared || moved {
                 let file = t.files.fget(n);
                 let e = Expect {
                     file,
@@ -192,6 +217,12 @@ pub fn dup3(st: &mut State, tid: i32, args: &[u64; 6], is_dup3: bool) -> Reply {
             Reply::Continue
         }
     }
+}
+
+/// Whether `tid`'s descriptor `n` is known to be `O_PATH` (`None`: not known).
+fn e_opath(st: &State, tid: i32, n: u32) -> Option<bool> {
+    let t = st.tasks.get(&tid)?;
+    t.files.fget(n).and_then(|d| d.opath.get().copied())
 }
 
 /// Makes `n` uncertain (pending on `tid`'s call) whatever the library has there.

@@ -245,6 +245,13 @@ pub struct Proc {
     /// `setrlimit`/`prlimit64` of RLIMIT_NOFILE in flight: the limit is read from the kernel
     /// until they settle.
     pub rlimit_pending: u32,
+    /// The limit has been seen to change at a decision (from outside, or by a traced call
+    /// still in flight). From then on, for as long as the process lives, the results of its
+    /// dup family are probed like a creation's: a change that lands between a decision and
+    /// the call's run in the kernel (after the decision read the limit) leaves the kernel
+    /// refusing a call the library let run, and nothing else reads the limit before the
+    /// program's next `F_GETFD` or `close` of that number is answered.
+    pub limit_moved: bool,
     /// `PR_SET_DUMPABLE` as the program set it (kept by a supervisor without
     /// `CAP_SYS_PTRACE`).
     pub dumpable: bool,
@@ -262,6 +269,7 @@ impl Proc {
         Proc {
             nofile,
             rlimit_pending: 0,
+            limit_moved: false,
             dumpable,
             image: None,
             reported: false,
@@ -506,6 +514,24 @@ impl State {
             .map_or(0, |p| p.nofile.0)
     }
 
+    /// `tid`'s RLIMIT_NOFILE hard limit as last read.
+    pub fn hard_nofile(&self, tid: i32) -> u64 {
+        self.tasks
+            .get(&tid)
+            .and_then(|t| self.procs.get(&t.tgid))
+            .map_or(0, |p| p.nofile.1)
+    }
+
+    /// Whether `tid`'s limit has been seen to change other than by a traced call settling
+    /// ([`Proc::limit_moved`]): its dup family's results are then probed, as on a shared
+    /// table.
+    pub fn limit_moved(&self, tid: i32) -> bool {
+        self.tasks
+            .get(&tid)
+            .and_then(|t| self.procs.get(&t.tgid))
+            .is_some_and(|p| p.limit_moved)
+    }
+
     /// [`State::nofile`], and whether the limit changed since it was last read.
     fn read_nofile(&mut self, tid: i32) -> (u64, bool) {
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
@@ -522,6 +548,7 @@ impl State {
             return (l.0, false);
         }
         self.stats.limit_changes += 1;
+        p.limit_moved = true;
         let low = old.0.min(l.0).min(u64::from(u32::MAX)) as u32;
         let keys: Vec<(TableKey, Vec<u32>)> = self
             .tasks

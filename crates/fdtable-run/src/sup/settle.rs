@@ -363,33 +363,35 @@ impl State {
         }
     }
 
-    /// Reserves the lowest number >= `from` (below the limit) `count` times in `tid`'s table
-    /// and makes them uncertain, expecting `e`; `None` (and nothing reserved) if the library
-    /// has no room: the kernel then answers EMFILE, after its own earlier checks, or, on a
-    /// shared table, takes one of the uncertain numbers.
-    /// The limit is the one the decision read ([`State::nofile_to_decide`]).
+    /// Reserves the lowest number >= `from` `count` times in `tid`'s table and makes them
+    /// uncertain, expecting `e`; `None` (and nothing reserved) if the library has no room even
+    /// under the hard limit: the kernel then answers EMFILE, after its own earlier checks, or,
+    /// on a shared table, takes one of the uncertain numbers.
+    ///
+    /// The limit is the one the decision read ([`State::nofile_to_decide`]). Where it leaves
+    /// no room, the numbers are reserved above it, up to the hard limit: the call runs anyway
+    /// (the kernel answers EMFILE), and a limit raised from outside between the decision and
+    /// the call's run lets the kernel install them. The settle's probe of the reserved
+    /// numbers tells which (one `kcmp` each, as for any creation).
     pub fn reserve(&mut self, tid: i32, from: u32, count: usize, e: &Expect) -> Option<Vec<u32>> {
         let nofile = self.cached_nofile(tid);
+        let hard = self.hard_nofile(tid).max(nofile);
+        let got = self.alloc_numbers(tid, from, count, nofile).or_else(|| {
+            (hard > nofile)
+                .then(|| self.alloc_numbers(tid, from, count, hard))
+                .flatten()
+        });
         let task = self.tasks.get(&tid)?;
-        let mut got = Vec::with_capacity(count);
-        for _ in 0..count {
-            match task.files.alloc_fd(from, nofile, 0) {
-                Ok(n) => got.push(n),
-                Err(_) => {
-                    for &n in &got {
-                        task.files.put_unused_fd(n);
-                    }
-                    // No room under the limit the library knows: the call runs and the kernel
-                    // answers EMFILE, unless a new limit lands first (a `setrlimit` in flight)
-                    // and it installs a number the library has free: read the table then.
-                    let (tgid, key) = (task.tgid, key_of(&task.files));
-                    if self.procs.get(&tgid).is_some_and(|p| p.rlimit_pending > 0) {
-                        self.tables.entry(key).or_default().unbounded = true;
-                    }
-                    return None;
-                }
+        let Some(got) = got else {
+            // No room even under the hard limit: the call runs and the kernel answers
+            // EMFILE, unless a new hard limit lands first (a `setrlimit` in flight) and it
+            // installs a number the library has free: read the table then.
+            let (tgid, key) = (task.tgid, key_of(&task.files));
+            if self.procs.get(&tgid).is_some_and(|p| p.rlimit_pending > 0) {
+                self.tables.entry(key).or_default().unbounded = true;
             }
-        }
+            return None;
+        };
         let key = key_of(&task.files);
         let t = self.tables.entry(key).or_default();
         if t.inflight > 0 {
@@ -400,6 +402,25 @@ impl State {
         }
         let len = t.uncertain.len() as u64;
         self.stats.uncertain_max = self.stats.uncertain_max.max(len);
+        Some(got)
+    }
+
+    /// `count` numbers >= `from` below `limit` reserved in `tid`'s table (none if they do not
+    /// all fit).
+    fn alloc_numbers(&self, tid: i32, from: u32, count: usize, limit: u64) -> Option<Vec<u32>> {
+        let task = self.tasks.get(&tid)?;
+        let mut got = Vec::with_capacity(count);
+        for _ in 0..count {
+            match task.files.alloc_fd(from, limit, 0) {
+                Ok(n) => got.push(n),
+                Err(_) => {
+                    for &n in &got {
+                        task.files.put_unused_fd(n);
+                    }
+                    return None;
+                }
+            }
+        }
         Some(got)
     }
 

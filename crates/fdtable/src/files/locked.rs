@@ -75,7 +75,11 @@ impl<F: ?Sized, P, L: lock_api::RawMutex> Drop for Locked<'_, F, P, L> {
             self.fs.cold.file_lock.raw_unlock(h);
         }
         if self.n_deferred != 0 {
-            self.run_deferred();
+            // Moved out to a temporary: the call then takes the address of that, not of this
+            // context, whose other fields the compiler can keep in registers.
+            let n = core::mem::take(&mut self.n_deferred);
+            let d = core::mem::replace(&mut self.deferred, [const { MaybeUninit::uninit() }; 2]);
+            run_deferred(d, n);
         }
         if self.exclusive {
             self.light.set(self.t.as_non_null().as_ptr());
@@ -83,16 +87,18 @@ impl<F: ?Sized, P, L: lock_api::RawMutex> Drop for Locked<'_, F, P, L> {
     }
 }
 
-impl<F: ?Sized, P, L: lock_api::RawMutex> Locked<'_, F, P, L> {
-    #[cold]
-    #[inline(never)]
-    fn run_deferred(&mut self) {
-        let n = core::mem::take(&mut self.n_deferred) as usize;
-        for d in &mut self.deferred[..n] {
-            // SAFETY: the first `n` entries were written by `defer` and are read once; the
-            // callers of `defer` stated the variant's condition.
-            unsafe { d.assume_init_read().run() };
-        }
+/// Runs the first `n` of a context's deferred frees (taken out of it).
+#[cold]
+#[inline(never)]
+fn run_deferred<F: ?Sized, P, L: lock_api::RawMutex>(
+    mut deferred: [MaybeUninit<Deferred<F, P, L>>; 2],
+    n: u8,
+) {
+    for d in &mut deferred[..n as usize] {
+        // SAFETY: the first `n` entries were written by `defer`, and are read once (the
+        // context's count was taken with them); the callers of `defer` stated the variant's
+        // condition.
+        unsafe { d.assume_init_read().run() };
     }
 }
 
