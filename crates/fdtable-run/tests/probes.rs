@@ -659,10 +659,22 @@ fn ignored_signals_do_not_interrupt_waits_without_a_timeout() {
     }
 }
 
-/// Runs `probe_outside_limit MODE` with `prefix` before it, changes its soft RLIMIT_NOFILE
-/// to `soft` from this process once it is ready, and returns its stdout and stderr.
-fn outside_limit(prefix: &[&str], probe: &str, mode: &str, soft: u64) -> (String, String) {
-    use std::io::{BufRead, Read, Write};
+/// A probe started with piped stdio that said `ready`, with its soft and hard
+/// RLIMIT_NOFILE as this process read them (`fdtable run` becomes the program: the pid the
+/// caller knows is the program's).
+struct Ready {
+    child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
+    /// Read at once, so that a flood of `--check-tables` reports cannot fill the pipe and
+    /// stop the supervisor (and the probe with it).
+    err: std::thread::JoinHandle<String>,
+    pid: libc::pid_t,
+    limit: libc::rlimit,
+}
+
+/// Starts `prefix probe mode` and waits for its `ready` line.
+fn start_ready(prefix: &[&str], probe: &str, mode: &str) -> Ready {
+    use std::io::{BufRead, Read};
     let mut cmd: Vec<&str> = prefix.to_vec();
     cmd.extend([probe, mode]);
     let mut child = std::process::Command::new(cmd[0])
@@ -672,43 +684,69 @@ fn outside_limit(prefix: &[&str], probe: &str, mode: &str, soft: u64) -> (String
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("the probe starts");
+    let mut stderr = child.stderr.take().expect("a pipe");
+    let err = std::thread::spawn(move || {
+        let mut err = String::new();
+        stderr.read_to_string(&mut err).expect("stderr");
+        err
+    });
     let mut out = std::io::BufReader::new(child.stdout.take().expect("a pipe"));
     let mut line = String::new();
     out.read_line(&mut line).expect("the probe writes");
     assert_eq!(line, "ready\n");
-    // `fdtable run` becomes the program: the pid the caller knows is the program's.
     let pid = child.id() as libc::pid_t;
-    let mut old = libc::rlimit {
+    let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: `old` is a valid out-pointer; no new limit is given.
-    let got = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) };
+    // SAFETY: `limit` is a valid out-pointer; no new limit is given.
+    let got = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut limit) };
     assert_eq!(got, 0);
-    let new = libc::rlimit {
-        rlim_cur: soft,
-        rlim_max: old.rlim_max,
-    };
-    // SAFETY: `new` is a valid limit; no old value is asked for.
-    let set = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &new, std::ptr::null_mut()) };
-    assert_eq!(set, 0);
-    child
-        .stdin
-        .take()
-        .expect("a pipe")
-        .write_all(b"\n")
-        .expect("the probe reads");
-    let mut rest = String::new();
-    out.read_to_string(&mut rest).expect("the probe writes");
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .expect("a pipe")
-        .read_to_string(&mut err)
-        .expect("stderr");
-    assert!(child.wait().expect("wait").success(), "{rest}\n{err}");
-    (rest, err)
+    Ready {
+        child,
+        out,
+        err,
+        pid,
+        limit,
+    }
+}
+
+impl Ready {
+    /// Sets the probe's soft limit to `soft` (the hard one kept), from this process.
+    fn set_soft(&self, soft: u64) -> bool {
+        let new = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: self.limit.rlim_max,
+        };
+        // SAFETY: `new` is a valid limit; no old value is asked for.
+        unsafe { libc::prlimit(self.pid, libc::RLIMIT_NOFILE, &new, std::ptr::null_mut()) == 0 }
+    }
+
+    /// Writes the probe's go-on byte, waits for it to succeed; its stdout and stderr.
+    fn finish(mut self) -> (String, String) {
+        use std::io::{Read, Write};
+        self.child
+            .stdin
+            .take()
+            .expect("a pipe")
+            .write_all(b"\n")
+            .expect("the probe reads");
+        let mut rest = String::new();
+        self.out
+            .read_to_string(&mut rest)
+            .expect("the probe writes");
+        let err = self.err.join().expect("the reader");
+        assert!(self.child.wait().expect("wait").success(), "{rest}\n{err}");
+        (rest, err)
+    }
+}
+
+/// Runs `probe_outside_limit MODE` with `prefix` before it, changes its soft RLIMIT_NOFILE
+/// to `soft` from this process once it is ready, and returns its stdout and stderr.
+fn outside_limit(prefix: &[&str], probe: &str, mode: &str, soft: u64) -> (String, String) {
+    let r = start_ready(prefix, probe, mode);
+    assert!(r.set_soft(soft));
+    r.finish()
 }
 
 #[test]
@@ -775,60 +813,18 @@ fn prlimit_from_a_pid_namespace_of_the_programs_is_met_by_the_process_it_names()
 /// probe's soft limit between 40 and 70 for `ms` milliseconds; its stdout, its stderr and
 /// the number of flips.
 fn flipped_limit(prefix: &[&str], probe: &str, mode: &str, ms: u64) -> (String, String, u64) {
-    use std::io::{BufRead, Read, Write};
-    let mut cmd: Vec<&str> = prefix.to_vec();
-    cmd.extend([probe, mode]);
-    let mut child = std::process::Command::new(cmd[0])
-        .args(&cmd[1..])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("the probe starts");
-    // Read at once, so that a flood of `--check-tables` reports cannot fill the pipe and
-    // stop the supervisor (and the probe with it).
-    let mut stderr = child.stderr.take().expect("a pipe");
-    let err = std::thread::spawn(move || {
-        let mut err = String::new();
-        stderr.read_to_string(&mut err).expect("stderr");
-        err
-    });
-    let mut out = std::io::BufReader::new(child.stdout.take().expect("a pipe"));
-    let mut line = String::new();
-    out.read_line(&mut line).expect("the probe writes");
-    assert_eq!(line, "ready\n");
-    let pid = child.id() as libc::pid_t;
-    let mut old = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `old` is a valid out-pointer; no new limit is given.
-    let got = unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, std::ptr::null(), &mut old) };
-    assert_eq!(got, 0);
-    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let r = start_ready(prefix, probe, mode);
+    // How long the flipping lasts, not a measurement.
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
     let mut flips = 0;
-    while std::time::Instant::now() < end {
+    while std::time::Instant::now() < until {
         for soft in [40, 70] {
-            let new = libc::rlimit {
-                rlim_cur: soft,
-                rlim_max: old.rlim_max,
-            };
-            // SAFETY: `new` is a valid limit; no old value is asked for.
-            unsafe { libc::prlimit(pid, libc::RLIMIT_NOFILE, &new, std::ptr::null_mut()) };
+            r.set_soft(soft);
             flips += 1;
         }
     }
-    child
-        .stdin
-        .take()
-        .expect("a pipe")
-        .write_all(b"\n")
-        .expect("the probe reads");
-    let mut rest = String::new();
-    out.read_to_string(&mut rest).expect("the probe writes");
-    let err = err.join().expect("the reader");
-    assert!(child.wait().expect("wait").success(), "{rest}\n{err}");
-    (rest, err, flips)
+    let (out, err) = r.finish();
+    (out, err, flips)
 }
 
 #[test]
