@@ -83,7 +83,7 @@ int main(int argc, char **argv) {
         };
         struct sock_fprog prog = {sizeof f / sizeof f[0], f};
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        int l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+        int l = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER | SECCOMP_FILTER_FLAG_SPEC_ALLOW, &prog);
         if (l < 0) return 1;
         ioctl(l, SECCOMP_IOCTL_NOTIF_SET_FLAGS, 1ULL);
         pid_t s = fork();
