@@ -224,6 +224,13 @@ fn rules(ctx: &Context) -> Vec<Rule> {
         tests: t,
         default: RET_ALLOW,
     });
+    // waitid(P_PIDFD): a traced child whose pidfd is readable must be reapable
+    // (`calls::process::waitid_pidfd`).
+    out.push(Rule {
+        nr: nr("waitid"),
+        tests: vec![(Test::Eq(0, crate::calls::process::P_PIDFD), RET_NOTIFY)],
+        default: RET_ALLOW,
+    });
     // Signals and scheduling calls aimed at the supervisor.
     let mut t = aimed(0);
     for &p in &sup {

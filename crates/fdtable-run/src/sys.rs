@@ -868,6 +868,38 @@ pub fn wait(pid: i32, flags: i32) -> io::Result<Status> {
     wait_inner(pid, flags, true)
 }
 
+/// `waitpid(pid, WNOHANG | __WALL)`, decoded: `None` when `pid` has nothing to report
+/// now (or only a continuation, which is not asked for).
+pub fn try_wait(pid: i32) -> io::Result<Option<Status>> {
+    let mut st = 0;
+    // SAFETY: `st` is a valid out-pointer.
+    let r = unsafe { libc::waitpid(pid, &mut st, libc::WNOHANG | libc::__WALL) };
+    if r == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((r > 0).then(|| decode(r, st)).flatten())
+}
+
+/// A status `waitpid` returned for task `r`; `None` for a continuation.
+fn decode(r: i32, st: i32) -> Option<Status> {
+    Some(if libc::WIFEXITED(st) {
+        Status::Exited(r, libc::WEXITSTATUS(st))
+    } else if libc::WIFSIGNALED(st) {
+        Status::Signaled(r, libc::WTERMSIG(st))
+    } else if libc::WIFSTOPPED(st) {
+        let sig = libc::WSTOPSIG(st);
+        let event = st >> 16;
+        if event != 0 {
+            Status::Event(r, sig, event)
+        } else {
+            Status::Signal(r, sig)
+        }
+    } else {
+        // WIFCONTINUED is not asked for.
+        return None;
+    })
+}
+
 /// [`wait`], but a signal handled meanwhile (an [`Alarm`]) ends it with EINTR.
 pub fn wait_interruptible(pid: i32, flags: i32) -> io::Result<Status> {
     wait_inner(pid, flags, false)
@@ -885,23 +917,9 @@ fn wait_inner(pid: i32, flags: i32, retry: bool) -> io::Result<Status> {
             }
             return Err(e);
         }
-        let s = if libc::WIFEXITED(st) {
-            Status::Exited(r, libc::WEXITSTATUS(st))
-        } else if libc::WIFSIGNALED(st) {
-            Status::Signaled(r, libc::WTERMSIG(st))
-        } else if libc::WIFSTOPPED(st) {
-            let sig = libc::WSTOPSIG(st);
-            let event = st >> 16;
-            if event != 0 {
-                Status::Event(r, sig, event)
-            } else {
-                Status::Signal(r, sig)
-            }
-        } else {
-            // WIFCONTINUED is not asked for.
-            continue;
-        };
-        return Ok(s);
+        if let Some(s) = decode(r, st) {
+            return Ok(s);
+        }
     }
 }
 

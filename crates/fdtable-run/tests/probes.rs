@@ -859,3 +859,20 @@ fn a_limit_changed_from_outside_between_a_decision_and_its_call_leaves_no_stale_
         );
     }
 }
+
+#[test]
+fn a_readable_pidfd_finds_its_child_reapable() {
+    // A traced child's exit reaches the supervisor first; until it collected the zombie, the
+    // parent's `waitid(P_PIDFD, WNOHANG)` right after `poll` found no child (37 of 300
+    // rounds before, 46-216 in the red team's round 10). The supervisor now collects a
+    // zombie the pidfd names before such a call runs.
+    let Some(p) = probe("probe_pidfd_wait") else {
+        return;
+    };
+    let r = same("pidfd-wait", &[&p, "300"], &[], |_| {});
+    assert_eq!(
+        r.stdout, "readable but no child 0, wrong status 0\n",
+        "{}",
+        r.stderr
+    );
+}

@@ -9,7 +9,8 @@
 //! - [`close`]: `close`, `close_range`;
 //! - [`cloexec`]: `F_GETFD`, `F_SETFD`, `FIOCLEX`, `FIONCLEX`;
 //! - [`process`]: `unshare`, `RLIMIT_NOFILE`, `kill(-1)`, `pidfd_send_signal`,
-//!   `F_SETOWN_EX`, `FIOSETOWN`, `SIOCSPGRP`, `PR_SET_DUMPABLE`, `UFFDIO_API`.
+//!   `F_SETOWN_EX`, `FIOSETOWN`, `SIOCSPGRP`, `PR_SET_DUMPABLE`, `UFFDIO_API`,
+//!   `waitid(P_PIDFD)`.
 
 pub mod cloexec;
 pub mod close;
@@ -94,6 +95,7 @@ pub fn decide(st: &mut State, tid: i32, nr: u64, args: &[u64; 6]) -> Reply {
         Effect::Rlimit(r) => process::rlimit(st, tid, r, args),
         Effect::None => match sc.name {
             "kill" => process::kill_all(st, tid, args),
+            "waitid" => process::waitid_pidfd(st, tid, args),
             "pidfd_send_signal" => process::pidfd_send_signal(st, tid, args),
             "prctl" => process::prctl_dumpable(st, tid, args),
             "setpriority" | "ioprio_set" => process::user_priority(st, tid, sc.name, args),

@@ -53,6 +53,29 @@ pub fn rlimit(st: &mut State, tid: i32, r: Rlimit, args: &[u64; 6]) -> Reply {
     Reply::Continue
 }
 
+/// `waitid(P_PIDFD, fd, info, options)` with `WNOHANG`: natively a child's pidfd is readable
+/// exactly when the child can be reaped, and programs wait with `WNOHANG` once `poll` says
+/// so. A traced child's exit reaches the supervisor first, and until the supervisor has
+/// collected it the parent finds no child (ECHILD or `si_pid` 0). So the child the pidfd
+/// names, if it is a zombie the supervisor still traces, is collected before the call runs.
+pub fn waitid_pidfd(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
+    if args[0] as u32 != P_PIDFD || args[3] as u32 & libc::WNOHANG as u32 == 0 {
+        return Reply::Continue;
+    }
+    // The pid in the supervisor's pid namespace (its /proc): 0 in none it sees, -1 once gone.
+    let pid = procfs::fdinfo(tid, args[1] as u32)
+        .and_then(|t| procfs::field(&t, "Pid:").and_then(|v| v.parse::<i32>().ok()));
+    if let Some(pid) = pid.filter(|&p| p > 0)
+        && st.tasks.contains_key(&pid)
+    {
+        st.release_zombie(pid);
+    }
+    Reply::Continue
+}
+
+/// `waitid`'s `P_PIDFD` (`idtype_t`).
+pub const P_PIDFD: u32 = 3;
+
 /// `kill(-1, sig)`: every process the caller may signal but init, the caller and the
 /// supervisor's processes, with the kernel's result (`kill_something_info`: the last error
 /// other than EPERM, ESRCH if there was nobody).

@@ -100,6 +100,34 @@ fn floor(shared: &Shared) {
 }
 
 impl State {
+    /// Makes a traced zombie `pid` reapable by its parent now, as it is natively once its
+    /// pidfd is readable: a tracer must first collect a traced task's exit (the kernel then
+    /// hands the zombie to its parent), which the event thread may not have done yet. Waits
+    /// for it here, under the state lock, and dispatches what it gets as the event thread
+    /// would. Ends when the task is no zombie traced by this process, or after a few tries
+    /// that found nothing to collect: the event thread's own wait was collecting it (the
+    /// kernel hands it over within that wait), or it is a thread-group leader whose threads
+    /// still run (its pidfd is not readable yet either).
+    pub fn release_zombie(&mut self, pid: i32) {
+        let me = std::process::id() as i32;
+        for _ in 0..4 {
+            if !matches!(procfs::state_of(pid), Some(('Z', _)))
+                || procfs::tracer_of(pid) != Some(me)
+            {
+                return;
+            }
+            match sys::try_wait(pid) {
+                Ok(Some(st)) => {
+                    self.stats.released += 1;
+                    self.dispatch(st);
+                    self.after_exit();
+                }
+                Ok(None) => std::thread::yield_now(),
+                Err(_) => return,
+            }
+        }
+    }
+
     fn dispatch(&mut self, st: Status) {
         match st {
             Status::Event(tid, sig, ev) => {

@@ -105,6 +105,9 @@ pub struct Stats {
     /// or one made from outside, `prlimit --pid`), each followed by a reading of its tables
     /// from the kernel.
     pub limit_changes: u64,
+    /// Traced zombies collected for a `waitid(P_PIDFD, WNOHANG)` of their parent, so that a
+    /// readable pidfd finds its child reapable, as natively.
+    pub released: u64,
 }
 
 impl Stats {
@@ -128,6 +131,7 @@ impl Stats {
             "early": self.early,
             "early_checks": self.early_checks,
             "restarted": self.restarted,
+            "released": self.released,
             "claimed": self.claimed,
             "limit_changes": self.limit_changes,
             "supervisor_fds_start": fds_start,
