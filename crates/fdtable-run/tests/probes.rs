@@ -5,7 +5,7 @@
 
 mod support;
 
-use support::{build_dir, cc, have, native, programs, same, scratch, stats_json, under};
+use support::{build_dir, cc, have, native, programs, same, same_in, scratch, stats_json, under};
 
 fn probe(name: &str) -> Option<String> {
     cc(&format!("{name}.c"), &build_dir()).map(|p| p.to_str().unwrap().to_string())
@@ -874,5 +874,52 @@ fn a_readable_pidfd_finds_its_child_reapable() {
         r.stdout, "readable but no child 0, wrong status 0\n",
         "{}",
         r.stderr
+    );
+}
+
+#[test]
+fn a_limit_set_inside_the_program_between_a_decision_and_its_call_leaves_no_stale_answer() {
+    // Round 15 of the red team: a `prlimit64` of another process of the program, or a
+    // `setrlimit` by a thread with a table of its own, that lands between the decision of a
+    // dup (of a process alone on its table, read the old limit) and its run (refused by the
+    // kernel under the new one). Settling the limit call stored the new limit without
+    // treating it as a change, so the process never saw one: `F_GETFD` answered 0 for a
+    // number the kernel had refused, for good (17-30 of 100 rounds; 0 natively).
+    let Some(p) = probe("probe_limit_inside") else {
+        return;
+    };
+    for (how, op) in [("p", "0"), ("p", "1"), ("p", "2"), ("p", "3"), ("t", "0")] {
+        let r = same(
+            &format!("limit-inside-{how}{op}"),
+            &[&p, how, "40", op],
+            &[],
+            |_| {},
+        );
+        assert_eq!(r.stdout, "rounds 40 bad 0\n", "{how} {op}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn descriptors_received_while_the_limit_was_raised_from_outside_are_the_programs() {
+    // Round 15 of the red team: an untraced process raises the program's limit from 40 to
+    // 70, sends it four descriptors (installed at 38-41 by its blocking `recvmsg`) and
+    // lowers the limit again before the program's next call. The settle probed upward only
+    // to the soft limit read then (40), so 40 and 41 stayed free in the library: `close`
+    // answered EBADF and they leaked. It probes to the hard limit now.
+    let Some(p) = probe("probe_recv_limit") else {
+        return;
+    };
+    let wrap = format!("{p} h s.sock & exec \"$@\"");
+    let r = same_in("recv-limit", Some(&wrap), &[&p, "q", "s.sock"], &[], |_| {});
+    assert!(
+        r.stdout.contains("received 4: 38 39 40 41\n"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("close(41) = 0\n"), "{}", r.stdout);
+    assert!(
+        r.stdout.ends_with("next open = 38 (F_GETFL(40) EBADF)\n"),
+        "{}",
+        r.stdout
     );
 }

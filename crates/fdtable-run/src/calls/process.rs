@@ -48,7 +48,8 @@ pub fn rlimit(st: &mut State, tid: i32, r: Rlimit, args: &[u64; 6]) -> Reply {
                 t.unbounded = true;
             }
         }
-        st.in_flight(tid, Settle::Rlimit { pid }, Vec::new());
+        let alone = caller == pid && st.tasks.values().filter(|t| t.tgid == pid).count() == 1;
+        st.in_flight(tid, Settle::Rlimit { pid, alone }, Vec::new());
     }
     Reply::Continue
 }

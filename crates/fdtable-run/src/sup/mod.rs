@@ -250,7 +250,8 @@ pub struct Proc {
     /// until they settle.
     pub rlimit_pending: u32,
     /// The limit has been seen to change at a decision (from outside, or by a traced call
-    /// still in flight). From then on, for as long as the process lives, the results of its
+    /// still in flight), or a traced call made by another task than the process's only one
+    /// changed it (`State::rlimit_over`). From then on, for as long as the process lives, the results of its
     /// dup family are probed like a creation's: a change that lands between a decision and
     /// the call's run in the kernel (after the decision read the limit) leaves the kernel
     /// refusing a call the library let run, and nothing else reads the limit before the
@@ -551,9 +552,21 @@ impl State {
         if old.0 == l.0 {
             return (l.0, false);
         }
+        self.limit_changed(tgid, old.0, l.0);
+        (l.0, true)
+    }
+
+    /// Process `tgid`'s soft limit was seen to change from `old` to `new` where a decision of
+    /// the process may have read the old one and its call run under the new one: from now on
+    /// its dup family's results are probed ([`Proc::limit_moved`]), and every table of the
+    /// process is read from the kernel as soon as nothing is in flight on it, with the
+    /// close-on-exec bits of its numbers at or above the lower limit.
+    pub(crate) fn limit_changed(&mut self, tgid: i32, old: u64, new: u64) {
         self.stats.limit_changes += 1;
-        p.limit_moved = true;
-        let low = old.0.min(l.0).min(u64::from(u32::MAX)) as u32;
+        if let Some(p) = self.procs.get_mut(&tgid) {
+            p.limit_moved = true;
+        }
+        let low = old.min(new).min(u64::from(u32::MAX)) as u32;
         let keys: Vec<(TableKey, Vec<u32>)> = self
             .tasks
             .values()
@@ -570,7 +583,6 @@ impl State {
             t.unbounded = true;
             t.bits.extend(above);
         }
-        (l.0, true)
     }
 }
 

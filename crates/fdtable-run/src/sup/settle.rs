@@ -40,6 +40,9 @@ pub enum Settle {
     Rlimit {
         /// The process.
         pid: i32,
+        /// The caller is that process's only task: no decision of the process can have read
+        /// the old limit and still be on its way to the kernel.
+        alone: bool,
     },
     /// `UFFDIO_API` on this descriptor: the features the kernel enabled are checked.
     UffdApi {
@@ -328,7 +331,12 @@ impl State {
     /// A call that installs an unknown number of descriptors finished on a table only its
     /// task uses: they took the lowest free numbers, so probe upward until one is free.
     fn probe_upward(&mut self, tid: i32, cloexec: Option<bool>, origin: u32) {
-        let end = self.nofile(tid).max(1);
+        // Up to the hard limit, not the soft one read now: a limit raised from outside while
+        // the call ran and lowered again before this read (a blocking `recvmsg` gives it all
+        // the time it needs) let the kernel install above the soft limit. The kernel installs
+        // at the lowest free numbers, so the first number it has free still ends the probe.
+        let soft = self.nofile(tid);
+        let end = soft.max(self.hard_nofile(tid)).max(1);
         let mut from = 0;
         loop {
             let Some(task) = self.tasks.get(&tid) else {
@@ -823,13 +831,21 @@ impl State {
 
     /// A `setrlimit`/`prlimit64` in flight is over (its task is back, or gone, or its answer
     /// was not delivered): the limit of the process it named is read from the kernel again.
+    ///
+    /// Unless the caller was the process's only task, a new limit is a change like one made
+    /// from outside ([`State::limit_changed`]): another thread of the process, or the
+    /// process itself when another process of the program set its limit, may have decided a
+    /// call under the old limit that ran in the kernel under the new one.
     fn rlimit_over(&mut self, settle: Settle) {
-        if let Settle::Rlimit { pid } = settle
+        if let Settle::Rlimit { pid, alone } = settle
             && let Some(p) = self.procs.get_mut(&pid)
         {
             p.rlimit_pending = p.rlimit_pending.saturating_sub(1);
             if let Some(l) = sys::nofile_of(pid) {
-                p.nofile = l;
+                let old = std::mem::replace(&mut p.nofile, l);
+                if !alone && old.0 != l.0 {
+                    self.limit_changed(pid, old.0, l.0);
+                }
             }
         }
     }
