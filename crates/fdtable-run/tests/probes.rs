@@ -888,7 +888,18 @@ fn a_limit_set_inside_the_program_between_a_decision_and_its_call_leaves_no_stal
     let Some(p) = probe("probe_limit_inside") else {
         return;
     };
-    for (how, op) in [("p", "0"), ("p", "1"), ("p", "2"), ("p", "3"), ("t", "0")] {
+    // Also two threads of one process, one lowering another process's limit and the other
+    // setting it back at once: both settles read the old value, so no change was seen
+    // (20 of 200 rounds, each a refused `dup2` whose number `F_GETFD` then said open).
+    for (how, op) in [
+        ("p", "0"),
+        ("p", "1"),
+        ("p", "2"),
+        ("p", "3"),
+        ("t", "0"),
+        ("f", "0"),
+        ("f", "3"),
+    ] {
         let r = same(
             &format!("limit-inside-{how}{op}"),
             &[&p, how, "40", op],

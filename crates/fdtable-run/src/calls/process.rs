@@ -50,6 +50,15 @@ pub fn rlimit(st: &mut State, tid: i32, r: Rlimit, args: &[u64; 6]) -> Reply {
         }
         let alone = caller == pid && st.tasks.values().filter(|t| t.tgid == pid).count() == 1;
         st.in_flight(tid, Settle::Rlimit { pid, alone }, Vec::new());
+        if !alone {
+            // Another task's change: from now on the process's dup family may race it, and a
+            // call it decided before may run under the new limit, which is not known yet (it
+            // is in memory). So its results are probed from now on, and its tables, with
+            // every close-on-exec bit, are read from the kernel as soon as nothing is in
+            // flight on them (its next call, on a table of its own); the settle does it again.
+            let cached = st.procs.get(&pid).map_or(0, |p| p.nofile.0);
+            st.limit_changed(pid, 0, cached);
+        }
     }
     Reply::Continue
 }

@@ -832,10 +832,11 @@ impl State {
     /// A `setrlimit`/`prlimit64` in flight is over (its task is back, or gone, or its answer
     /// was not delivered): the limit of the process it named is read from the kernel again.
     ///
-    /// Unless the caller was the process's only task, a new limit is a change like one made
-    /// from outside ([`State::limit_changed`]): another thread of the process, or the
-    /// process itself when another process of the program set its limit, may have decided a
-    /// call under the old limit that ran in the kernel under the new one.
+    /// Unless the caller was the process's only task, the call is a change like one made
+    /// from outside ([`State::limit_changed`]), whatever the limit reads now: another thread
+    /// of the process, or the process itself when another process of the program set its
+    /// limit, may have decided a call under the old limit that ran in the kernel under the
+    /// new one, and a second traced call may have set it back before this read.
     fn rlimit_over(&mut self, settle: Settle) {
         if let Settle::Rlimit { pid, alone } = settle
             && let Some(p) = self.procs.get_mut(&pid)
@@ -843,7 +844,9 @@ impl State {
             p.rlimit_pending = p.rlimit_pending.saturating_sub(1);
             if let Some(l) = sys::nofile_of(pid) {
                 let old = std::mem::replace(&mut p.nofile, l);
-                if !alone && old.0 != l.0 {
+                // Even when the two reads agree: another traced call may have set the limit
+                // back between them (a flip away and back that this call was half of).
+                if !alone {
                     self.limit_changed(pid, old.0, l.0);
                 }
             }
