@@ -608,6 +608,24 @@ pub fn task_getfd(tid: i32, tgid: i32, fd: u32) -> io::Result<OwnedFd> {
     pidfd_getfd(&pidfd_open(tgid)?, fd)
 }
 
+/// Whether a blocking read of `f` (a receive, an `accept`) would wait now: the description
+/// is not `O_NONBLOCK` and `poll` finds nothing to read.
+pub fn read_would_block(f: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL takes no pointer; `f` is open.
+    let fl = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+    if fl < 0 || fl & libc::O_NONBLOCK != 0 {
+        return false;
+    }
+    let mut p = libc::pollfd {
+        fd: f.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, and no wait.
+    unsafe { libc::poll(&mut p, 1, 0) == 0 }
+}
+
 /// `pidfd_getfd(pidfd, fd, 0)`: a copy of another process's descriptor.
 pub fn pidfd_getfd(pidfd: &OwnedFd, fd: u32) -> io::Result<OwnedFd> {
     use std::os::fd::AsRawFd;

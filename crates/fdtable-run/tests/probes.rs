@@ -934,3 +934,28 @@ fn descriptors_received_while_the_limit_was_raised_from_outside_are_the_programs
         r.stdout
     );
 }
+
+#[test]
+fn a_blocking_call_a_signal_cuts_before_the_supervisor_reads_it_fails_as_natively() {
+    // Round 15 of the red team: a FIFO open with no writer, an `accept` with no connection
+    // and a `recvmsg` with nothing to read, each cut by a signal while the supervisor had
+    // not received it yet (held by a page the program serves late), were restarted after
+    // the handler and blocked again, where natively the signal finds them blocked and they
+    // fail with EINTR (17-20 of 20 rounds restarted; a program that times such a call out
+    // with `alarm` hung). A cut call that would block is now left interrupted; one that
+    // would not (a regular file's open) is still restarted
+    // (`races::a_signal_before_the_supervisor_reads_a_call_does_not_fail_it_with_eintr`).
+    let Some(p) = probe("probe_cut_blocking") else {
+        return;
+    };
+    for (rounds, restart, op, want) in [
+        ("8", "0", "0", "rounds 8: EINTR 8 opened 0 other 0\n"),
+        ("4", "1", "0", "rounds 4: EINTR 0 opened 4 other 0\n"),
+        ("4", "0", "1", "rounds 4: EINTR 4 opened 0 other 0\n"),
+        ("4", "0", "2", "rounds 4: EINTR 4 opened 0 other 0\n"),
+    ] {
+        let name = format!("cut-blocking-{op}-{restart}");
+        let r = same(&name, &[&p, rounds, restart, op], &[], |_| {});
+        assert!(r.stdout.ends_with(want), "{name}: {}", r.stdout);
+    }
+}

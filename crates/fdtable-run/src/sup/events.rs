@@ -471,6 +471,18 @@ impl State {
         if action != crate::filter::RET_NOTIFY {
             return;
         }
+        // A call that would have blocked (a FIFO opened without a peer, an `accept` with no
+        // connection waiting, a receive with nothing to read) is left interrupted: natively
+        // the signal finds it blocked and it fails with EINTR (or restarts under
+        // `SA_RESTART`, which the kernel still decides), and a program that times such a
+        // call out with `alarm` counts on that.
+        let tgid = self.tasks.get(&tid).map_or(tid, |t| t.tgid);
+        if fdtable_syscalls::by_nr(r.orig_rax)
+            .is_some_and(|sc| cut_call_would_block(tid, tgid, sc.name, &args))
+        {
+            self.stats.left_interrupted += 1;
+            return;
+        }
         r.rax = -ERESTARTNOINTR as u64;
         if ptrace::setregs(pid, r).is_ok() {
             self.stats.restarted += 1;
@@ -535,5 +547,54 @@ impl State {
             FirstStop::GroupStop => sys::ptrace_listen(tid),
             FirstStop::Signal(sig) => sys::resume(tid, sig),
         };
+    }
+}
+
+/// Whether call `name` of task `tid` (of thread group `tgid`), with `args`, cut by a signal
+/// before the supervisor received it, would have blocked had it run then: an `accept`,
+/// `accept4`, `recvmsg` or `recvmmsg` on a blocking socket with nothing to read (`poll` of a
+/// copy of it), or an `open`, `openat` or `creat` without `O_NONBLOCK` of a FIFO (its path
+/// read from the task's memory and looked up from its root, working directory or directory
+/// descriptor). Anything else, or anything that cannot be read, counts as not blocking: such
+/// calls are restarted, as natively a signal never interrupts them.
+fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> bool {
+    const MSG_DONTWAIT: u64 = 0x40;
+    let sock = |fd: u64, dontwait: bool| {
+        if dontwait {
+            return false;
+        }
+        sys::task_getfd(tid, tgid, fd as u32).is_ok_and(|f| sys::read_would_block(&f))
+    };
+    let fifo = |dirfd: Option<i32>, path: u64, flags: u64| {
+        if flags & libc::O_NONBLOCK as u64 != 0 {
+            return false;
+        }
+        let timeout = std::time::Duration::from_millis(20);
+        let Some(path) = crate::mem::read_cstr_timed(Pid::from_raw(tid), path, 4096, timeout)
+        else {
+            return false;
+        };
+        let path = String::from_utf8_lossy(&path).into_owned();
+        let full = match (path.strip_prefix('/'), dirfd) {
+            (Some(rest), _) => format!("/proc/{tid}/root/{rest}"),
+            (None, None) | (None, Some(libc::AT_FDCWD)) => format!("/proc/{tid}/cwd/{path}"),
+            (None, Some(d)) => format!("/proc/{tid}/fd/{d}/{path}"),
+        };
+        let meta = if flags & libc::O_NOFOLLOW as u64 != 0 {
+            std::fs::symlink_metadata(&full)
+        } else {
+            std::fs::metadata(&full)
+        };
+        use std::os::unix::fs::FileTypeExt;
+        meta.is_ok_and(|m| m.file_type().is_fifo())
+    };
+    match name {
+        "accept" | "accept4" => sock(args[0], false),
+        "recvmsg" => sock(args[0], args[2] & MSG_DONTWAIT != 0),
+        "recvmmsg" => sock(args[0], args[3] & MSG_DONTWAIT != 0),
+        "open" => fifo(None, args[0], args[1]),
+        "creat" => fifo(None, args[0], libc::O_WRONLY as u64),
+        "openat" => fifo(Some(args[0] as i32), args[1], args[2]),
+        _ => false,
     }
 }

@@ -108,6 +108,10 @@ pub struct Stats {
     /// Traced zombies collected for a `waitid(P_PIDFD, WNOHANG)` of their parent, so that a
     /// readable pidfd finds its child reapable, as natively.
     pub released: u64,
+    /// Notified calls a signal cut before they were received that would have blocked (a
+    /// FIFO open without a peer, an `accept` or receive with nothing waiting): left
+    /// interrupted, as natively.
+    pub left_interrupted: u64,
 }
 
 impl Stats {
@@ -132,6 +136,7 @@ impl Stats {
             "early_checks": self.early_checks,
             "restarted": self.restarted,
             "released": self.released,
+            "left_interrupted": self.left_interrupted,
             "claimed": self.claimed,
             "limit_changes": self.limit_changes,
             "supervisor_fds_start": fds_start,

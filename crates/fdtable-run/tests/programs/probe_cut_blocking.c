@@ -1,0 +1,100 @@
+// A call that blocks, still not received by the supervisor when a signal arrives (red team,
+// round 15): natively the signal finds it blocked, and under a handler without SA_RESTART
+// it fails with EINTR. The supervisor is held for 20 ms by an F_SETOWN_EX whose argument is
+// on a userfaultfd page nobody serves yet; the call starts 3 ms later and the signal comes
+// 4 ms after that. The page is served and the call released (a writer, a connection, a
+// byte) 150 ms later, so a call restarted instead of interrupted completes ("opened").
+// usage: probe_cut_blocking ROUNDS RESTART(0/1) OP (0 FIFO open, 1 accept, 2 recvmsg)
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <signal.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <linux/userfaultfd.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+static int op, lsock, sp[2];
+
+static char fifo[64];
+static volatile int got;
+static pid_t mtid;
+static int uffd; static char *page;
+static void h(int s){ got++; }
+static void msleep(int ms){ struct timespec t={ms/1000,(ms%1000)*1000000L}; nanosleep(&t,0); }
+
+static volatile int go;
+static void *stall(void *a){
+    int fd = (int)(long)a;
+    while (go < 1) ;
+    int r = fcntl(fd, F_SETOWN_EX, page);
+    (void)r;
+    return 0;
+}
+static void *sig(void *a){
+    while (go < 1) ;
+    msleep(7);  // stall started at 0, open at ~2 ms
+    syscall(SYS_tgkill, getpid(), mtid, SIGUSR1);
+    msleep(150);
+    // serve the page so that native's stalled thread is released
+    struct uffdio_zeropage z = { .range = { (unsigned long)page, 4096 }, .mode = 0 };
+    ioctl(uffd, UFFDIO_ZEROPAGE, &z);
+    // release a restarted open
+    if (op == 0) { int w = open(fifo, O_WRONLY|O_NONBLOCK);
+    msleep(20);
+    if (w >= 0) close(w); }
+    else if (op == 1) { int c = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = {AF_UNIX}; snprintf(a.sun_path, sizeof a.sun_path, "%s.s", fifo); connect(c, (void*)&a, sizeof a); msleep(20); close(c); }
+    else { write(sp[1], "x", 1); }
+    return 0;
+}
+int main(int argc, char **argv){
+    int rounds = atoi(argv[1]), restart = atoi(argv[2]); op = argc > 3 ? atoi(argv[3]) : 0;
+    snprintf(fifo, sizeof fifo, "ff.%d", getpid());
+    mkfifo(fifo, 0600);
+    { lsock = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = {AF_UNIX}; snprintf(a.sun_path, sizeof a.sun_path, "%s.s", fifo); unlink(a.sun_path); bind(lsock, (void*)&a, sizeof a); listen(lsock, 5); socketpair(AF_UNIX, SOCK_STREAM, 0, sp); }
+    struct sigaction sa = {0}; sa.sa_handler = h; sa.sa_flags = restart ? SA_RESTART : 0;
+    sigaction(SIGUSR1, &sa, 0);
+    mtid = syscall(SYS_gettid);
+    int eintr = 0, opened = 0, other = 0;
+    for (int i = 0; i < rounds; i++) {
+        uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+        if (uffd < 0) { int d = open("/dev/userfaultfd", O_RDWR|O_CLOEXEC); uffd = ioctl(d, USERFAULTFD_IOC_NEW, O_CLOEXEC); close(d); }
+        if (uffd < 0) { perror("userfaultfd"); return 1; }
+        struct uffdio_api api = { .api = UFFD_API };
+        if (ioctl(uffd, UFFDIO_API, &api)) { perror("api"); return 1; }
+        page = mmap(0, 4096, PROT_READ|PROT_WRITE, MAP_PRIVATE|MAP_ANONYMOUS, -1, 0);
+        struct uffdio_register reg = { .range = { (unsigned long)page, 4096 }, .mode = UFFDIO_REGISTER_MODE_MISSING };
+        if (ioctl(uffd, UFFDIO_REGISTER, &reg)) { perror("register"); return 1; }
+        int p[2]; pipe(p);
+        got = 0;
+        pthread_t ts, tg;
+        go = 0;
+        pthread_create(&ts, 0, stall, (void*)(long)p[0]);
+        pthread_create(&tg, 0, sig, 0);
+        msleep(5);
+        go = 1;
+        msleep(3);
+        int fd;
+        if (op == 0) fd = open(fifo, O_RDONLY);
+        else if (op == 1) fd = accept(lsock, 0, 0);
+        else { char b; struct iovec v = {&b, 1}; char c[64]; struct msghdr m = {0}; m.msg_iov = &v; m.msg_iovlen = 1; m.msg_control = c; m.msg_controllen = sizeof c; fd = recvmsg(sp[0], &m, 0); if (fd >= 0) fd = dup(0); }
+        int e = errno;
+        if (fd < 0 && e == EINTR) eintr++; else if (fd >= 0) { opened++; close(fd);} else other++;
+        if (i < 3) printf("round %d: open=%d errno=%s handler=%d\n", i, fd, fd<0?strerror(e):"-", got);
+        pthread_join(tg, 0); pthread_join(ts, 0);
+        if (op == 1) { int c; fcntl(lsock, F_SETFL, O_NONBLOCK); while ((c = accept(lsock, 0, 0)) >= 0) close(c); fcntl(lsock, F_SETFL, 0); }
+        if (op == 2) { char b[16]; while (recv(sp[0], b, sizeof b, MSG_DONTWAIT) > 0) ; }
+        close(p[0]); close(p[1]); close(uffd); munmap(page, 4096);
+    }
+    printf("rounds %d: EINTR %d opened %d other %d\n", rounds, eintr, opened, other);
+    unlink(fifo); { char b[80]; snprintf(b, sizeof b, "%s.s", fifo); unlink(b); }
+    return 0;
+}
