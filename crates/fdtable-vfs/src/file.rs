@@ -219,6 +219,13 @@ impl FileLike for File {
     fn may_lend(&self) -> bool {
         self.f_mode & FMODE_PATH == 0 && self.f_op.never_blocks()
     }
+
+    /// A file whose ioctls never wait ([`FileOperations::ioctl_never_blocks`]: a pipe, a
+    /// socket) is lent to [`Task::ioctl`](crate::Task::ioctl), which uses the non-blocking
+    /// borrow, even if its reads may wait.
+    fn may_lend_nonblocking(&self) -> bool {
+        self.f_mode & FMODE_PATH == 0 && self.f_op.ioctl_never_blocks()
+    }
 }
 
 impl std::fmt::Debug for File {

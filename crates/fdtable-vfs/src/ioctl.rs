@@ -43,7 +43,9 @@ impl<P: FdPayload> Task<P> {
         arg: usize,
         mem: &mut dyn UserMemory,
     ) -> Result<i64, Errno> {
-        self.with_file(
+        // A file is lent to this borrow only if its ioctls never wait (`File`'s
+        // `may_lend_nonblocking`), and the generic commands answered here do not wait either.
+        self.with_file_nonblocking(
             fd,
             #[inline(always)]
             |f, _| match self.fd_ioctl(fd, cmd) {
@@ -196,6 +198,51 @@ mod tests {
     use std::sync::Arc;
 
     const BASE: usize = 0x1000;
+
+    /// A pipe ioctl'd often on a shared table is lent to `ioctl` without a reference (its
+    /// ioctls never wait), while its reads and writes, which may, still take one; its close
+    /// still releases it (the reader sees end of file), and every ioctl answers as before.
+    #[test]
+    fn a_pipe_ioctld_often_is_lent_to_ioctl_only() {
+        let mut t = Task::new(MemFs::new());
+        let mut thread = t.clone_thread();
+        let mut raw = [0u8; 8];
+        let mut m = LinearMemory::new(BASE, &mut raw);
+        let [r, w] = t.pipe2(0).unwrap();
+        t.write(w, b"abcd").unwrap();
+        for _ in 0..=2 * fdtable::LEND_AFTER {
+            assert_eq!(t.ioctl(r, FIONREAD, BASE, &mut m), Ok(0));
+            assert_eq!(get_user_i32(&mut m, BASE), Ok(4));
+        }
+        let files = t.files();
+        let lent = |fd: i32| files.with_fdget_rcu_nonblocking(fd as u32, |f| f.unwrap().is_rcu());
+        assert!(lent(r), "a pipe ioctl'd often is lent to ioctl");
+        assert!(!lent(w), "its other end was not ioctl'd");
+        assert!(!files.with_fdget_rcu(r as u32, |f| f.unwrap().is_rcu()));
+        let mut buf = [0u8; 2];
+        assert_eq!(t.read(r, &mut buf), Ok(2));
+        assert_eq!(t.ioctl(r, FIONREAD, BASE, &mut m), Ok(0));
+        assert_eq!(get_user_i32(&mut m, BASE), Ok(2));
+        // The generic commands on the lent file.
+        put_user_i32(&mut m, BASE, 1).unwrap();
+        assert_eq!(t.ioctl(r, FIONBIO, BASE, &mut m), Ok(0));
+        assert_eq!(t.read(r, &mut buf), Ok(2));
+        assert_eq!(t.read(r, &mut buf), Err(Errno::EAGAIN));
+        assert_eq!(t.ioctl(r, FIOCLEX, 0, &mut NoMemory), Ok(0));
+        assert_eq!(t.fcntl(r, F_GETFD, 0), Ok(1));
+        assert_eq!(t.ioctl(r, 0x1234, 0, &mut m), Err(Errno::ENOTTY));
+        // The write end's close through the other task: its release is not held back.
+        thread.close(w).unwrap();
+        assert_eq!(
+            t.read(r, &mut buf),
+            Ok(0),
+            "end of file: the writer was released"
+        );
+        // And the lent read end's own close.
+        thread.close(r).unwrap();
+        assert_eq!(t.ioctl(r, FIONREAD, BASE, &mut m), Err(Errno::EBADF));
+        assert!(t.files().snapshot().unwrap().is_empty());
+    }
 
     #[test]
     fn generic_commands() {

@@ -79,6 +79,16 @@ pub trait FileOperations: Any + Send + Sync {
         false
     }
 
+    /// Whether this file's `unlocked_ioctl` and `fasync` return without waiting for
+    /// anything, whatever the command (a lock held briefly is not waiting), even if other
+    /// operations may wait: a pipe's or a socket's `FIONREAD` reads a count under its lock.
+    /// [`Task::ioctl`](crate::Task::ioctl) then looks such a file up without a reference once
+    /// it is ioctl'd often (`Files::with_fdget_rcu_nonblocking`), while its reads and writes
+    /// still take one. By default [`never_blocks`](FileOperations::never_blocks).
+    fn ioctl_never_blocks(&self) -> bool {
+        self.never_blocks()
+    }
+
     /// The inode's attributes (`i_mode`, `i_size`, block size...).
     fn getattr(&self) -> Kstat;
 

@@ -308,6 +308,12 @@ impl FileOperations for PipeEnd {
         FMODE_CAN_READ | FMODE_CAN_WRITE | FMODE_STREAM
     }
 
+    /// Reads and writes may wait for the peer; `FIONREAD` (the only ioctl) reads a count
+    /// under the lock, and `fasync` waits for nothing.
+    fn ioctl_never_blocks(&self) -> bool {
+        true
+    }
+
     fn getattr(&self) -> Kstat {
         Kstat {
             mode: S_IFIFO | 0o600,

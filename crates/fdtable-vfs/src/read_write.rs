@@ -159,6 +159,30 @@ impl<P: FdPayload> Task<P> {
         )
     }
 
+    /// [`with_file`](Task::with_file) for an `op` that does not wait (an ioctl of a file
+    /// whose ioctls never wait, [`FileOperations::ioctl_never_blocks`]): the file is looked
+    /// up with `with_fdget_rcu_nonblocking`, so a pipe or a socket ioctl'd often is lent
+    /// without a reference too.
+    ///
+    /// [`FileOperations::ioctl_never_blocks`]: crate::FileOperations::ioctl_never_blocks
+    #[inline]
+    pub(crate) fn with_file_nonblocking<R>(
+        &self,
+        fd: i32,
+        op: impl FnOnce(&File, bool) -> Result<R, Errno>,
+    ) -> Result<R, Errno> {
+        self.files().with_fdget_rcu_nonblocking(
+            fd as u32,
+            #[inline(always)]
+            |b| match b {
+                // As in `with_file`: a lent file is never `O_PATH` (`File::may_lend` and
+                // `File::may_lend_nonblocking`).
+                Some(b) if b.is_rcu() || b.f_mode() & FMODE_PATH == 0 => op(b, b.shared_file()),
+                _ => Err(Errno::EBADF),
+            },
+        )
+    }
+
     /// `read(fd, buf)` — reads at the file position and advances it. `EBADF` if `fd` is not
     /// open for reading (or is `O_PATH`), `EINVAL` if the file cannot be read, `EISDIR` for a
     /// directory, `EAGAIN` for an empty non-blocking pipe or socket; 0 at end of file.

@@ -235,6 +235,12 @@ impl FileOperations for UnixStream {
         FMODE_CAN_READ | FMODE_CAN_WRITE | FMODE_STREAM | FMODE_CAN_SPLICE_READ
     }
 
+    /// Reads and writes may wait for the peer; `FIONREAD` (the only ioctl) reads a count
+    /// under the lock, and `fasync` waits for nothing.
+    fn ioctl_never_blocks(&self) -> bool {
+        true
+    }
+
     fn getattr(&self) -> Kstat {
         Kstat {
             mode: S_IFSOCK | 0o777,

@@ -89,9 +89,14 @@ pub(crate) struct FileInner<F: ?Sized> {
     /// Set once the file was installed where a lock-free reader could see it.
     visible: AtomicBool,
     /// Whether the file may be lent without a reference ([`crate::Files::fdget_rcu`]):
-    /// [`LEND_NO`], [`LEND_MARKING`] (a borrower is making it lendable, or gave up), or
-    /// [`LEND_YES`]. Its release waits for borrowers unless it is `LEND_NO`.
+    /// [`LEND_NO`], [`LEND_MARKING`] (a borrower is making it lendable, or gave up),
+    /// [`LEND_NONBLOCKING`] (lent to non-blocking borrows only) or [`LEND_YES`]. Its release
+    /// waits for borrowers unless it is `LEND_NO`.
     lend: AtomicU8,
+    /// As `lookups`, for the lookups of [`crate::Files::with_fdget_rcu_nonblocking`] (which
+    /// may make the file lendable to non-blocking borrows only). It fits in the padding
+    /// before `lookups`.
+    nb_lookups: AtomicU8,
     /// Shared-table `fdget_rcu` lookups that took a reference because the file was not
     /// lendable yet: at [`LEND_AFTER`] the next one makes it lendable. Racy on purpose (a
     /// plain load and store): a heuristic, not a count.
@@ -103,8 +108,11 @@ pub(crate) struct FileInner<F: ?Sized> {
 const LEND_NO: u8 = 0;
 /// `FileInner::lend`: a borrower announced it, and is making sure no release missed that.
 const LEND_MARKING: u8 = 1;
+/// `FileInner::lend`: lent without a reference from now on, but only to borrows that do not
+/// block ([`crate::Files::with_fdget_rcu_nonblocking`]); others take a reference.
+const LEND_NONBLOCKING: u8 = 2;
 /// `FileInner::lend`: lent without a reference from now on.
-const LEND_YES: u8 = 2;
+const LEND_YES: u8 = 3;
 
 /// How many shared-table [`crate::Files::fdget_rcu`] lookups of a file take a counted
 /// reference (as [`crate::Files::fget`]) before the file is lent without one. Making a file
@@ -117,6 +125,9 @@ pub const LEND_AFTER: u32 = 64;
 /// Under loom: at once, so that the models reach lending in a few steps.
 #[cfg(loom)]
 pub const LEND_AFTER: u32 = 0;
+
+// `FileInner::nb_lookups` counts to `LEND_AFTER + 1` in a byte.
+const _: () = assert!(LEND_AFTER < u8::MAX as u32);
 
 #[cfg(feature = "leak-check")]
 pub(crate) static FILES_LIVE: core::sync::atomic::AtomicIsize =
@@ -469,10 +480,44 @@ impl<F: ?Sized> FileInner<F> {
         n == LEND_AFTER && self.lend.load(Ordering::Relaxed) == LEND_NO
     }
 
-    /// Makes the file lendable: announces it, then a barrier, then checks that `slot`, where
-    /// the caller read the file inside its borrow section (still open), still holds it. True:
-    /// the file is lendable (later lookups lend it); false: it was closed meanwhile (its
-    /// release may not wait for borrowers), so it must not be lent.
+    /// Whether the file is lent to borrows that do not block: the fast path of
+    /// [`crate::Files::with_fdget_rcu_nonblocking`]. True for a file lent to every borrow too.
+    #[inline(always)]
+    pub(crate) fn lendable_nonblocking(&self) -> bool {
+        // ORDERING: Acquire; as in `lendable` (the Release store of `make_lendable` is the
+        // pair, whichever level it stores).
+        self.lend.load(Ordering::Acquire) >= LEND_NONBLOCKING
+    }
+
+    /// [`FileInner::lend_counting`] for the lookups of a non-blocking borrow, which have
+    /// their own count (a file read through blocking borrows a thousand times can still be
+    /// lent to its non-blocking ones).
+    #[inline(always)]
+    pub(crate) fn lend_counting_nonblocking(&self) -> bool {
+        // ORDERING: Relaxed; as in `lend_due`.
+        self.nb_lookups.load(Ordering::Relaxed) as u32 <= LEND_AFTER
+    }
+
+    /// [`FileInner::lend_due`] for the lookups of a non-blocking borrow.
+    #[inline]
+    pub(crate) fn lend_due_nonblocking(&self) -> bool {
+        // ORDERING: Relaxed both; as in `lend_due` (the count stops at `LEND_AFTER + 1`,
+        // which the assertion beside `LEND_AFTER` keeps within the byte).
+        let n = self.nb_lookups.load(Ordering::Relaxed);
+        if n as u32 > LEND_AFTER {
+            return false;
+        }
+        self.nb_lookups.store(n + 1, Ordering::Relaxed);
+        // ORDERING: Relaxed; as in `lend_due`.
+        n as u32 == LEND_AFTER && self.lend.load(Ordering::Relaxed) == LEND_NO
+    }
+
+    /// Makes the file lendable (to every borrow if `all`, else to non-blocking ones only):
+    /// announces it, then a barrier, then checks that `slot`, where the caller read the file
+    /// inside its borrow section (still open), still holds it. True: the file is lendable
+    /// (later lookups lend it); false: it was closed meanwhile (its release may not wait for
+    /// borrowers), so it must not be lent. The two levels differ only in which lookups lend
+    /// the file; the release waits for borrowers after either.
     ///
     /// This is a store-load handshake (Dekker) with [`FileInner::release`], which loads `lend`
     /// after a barrier of its own, the last put being ordered after the slot was emptied:
@@ -488,6 +533,7 @@ impl<F: ?Sized> FileInner<F> {
     pub(crate) unsafe fn make_lendable(
         this: NonNull<Self>,
         slot: &crate::sync::AtomicPtr<Self>,
+        all: bool,
     ) -> bool {
         // SAFETY: the section keeps the header alive.
         let f = unsafe { this.as_ref() };
@@ -499,8 +545,10 @@ impl<F: ?Sized> FileInner<F> {
             crate::events::note(crate::events::Event::LendAbandoned);
             return false;
         }
-        // ORDERING: Release; pairs with the Acquire load in `lendable`.
-        f.lend.store(LEND_YES, Ordering::Release);
+        // ORDERING: Release; pairs with the Acquire loads in `lendable` and
+        // `lendable_nonblocking`.
+        let level = if all { LEND_YES } else { LEND_NONBLOCKING };
+        f.lend.store(level, Ordering::Release);
         true
     }
 
@@ -890,6 +938,7 @@ impl<F: ?Sized> FileRef<F> {
                 },
                 visible: AtomicBool::new(false),
                 lend: AtomicU8::new(LEND_NO),
+                nb_lookups: AtomicU8::new(0),
                 lookups: AtomicU32::new(0),
                 this,
             });

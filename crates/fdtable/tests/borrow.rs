@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 mod common;
-use common::{CloseElsewhere, Probe, probe, released};
+use common::{CloseElsewhere, Probe, blocking_probe, probe, released};
 
 /// Looks `fd` up often enough that its file is lent without a reference from then on.
 fn make_lendable(files: &Files<Probe>, fd: u32) {
@@ -53,6 +53,89 @@ fn a_file_is_lent_without_a_reference_once_looked_up_often() {
     other.close_fd(0).unwrap();
     other.close_fd(1).unwrap();
     assert_eq!(released(&r), 2);
+}
+
+/// Looks `fd` up through the non-blocking borrow until it is lent there.
+fn make_lendable_nonblocking(files: &Files<Probe>, fd: u32) -> u32 {
+    for n in 0..=LEND_AFTER + 2 {
+        if files.with_fdget_rcu_nonblocking(fd, |f| f.unwrap().is_rcu()) {
+            return n;
+        }
+    }
+    panic!("fd {fd} not lent after {} lookups", LEND_AFTER + 3);
+}
+
+#[test]
+fn a_file_that_may_block_is_lent_to_non_blocking_borrows_only() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(blocking_probe(4, &r), 0, 1024).unwrap();
+    let mut other = files.share();
+    // Blocking borrows never lend it, however often: each takes a reference.
+    for _ in 0..3 * LEND_AFTER + 3 {
+        files.with_fdget_rcu(0, |f| {
+            let f = f.unwrap();
+            assert!(!f.is_rcu());
+            assert_eq!(f.file_count(), 2, "a counted lookup holds a reference");
+        });
+    }
+    // Non-blocking ones lend it once looked up often through them, although the blocking
+    // ones counted past `LEND_AFTER`: the two are counted apart.
+    let counted = make_lendable_nonblocking(&files, 0);
+    assert!(counted > LEND_AFTER, "lent after only {counted} lookups");
+    files.with_fdget_rcu_nonblocking(0, |f| {
+        let f = f.unwrap();
+        assert!(f.is_rcu());
+        assert_eq!(f.file_count(), 1, "a lent file: no reference taken");
+        assert_eq!(f.check(), 4);
+    });
+    // Blocking borrows and `fdget_rcu` still count it.
+    assert!(!files.with_fdget_rcu(0, |f| f.unwrap().is_rcu()));
+    assert!(!files.fdget_rcu(0).unwrap().is_rcu());
+    // A file that may be lent to every borrow and is looked up through the non-blocking one
+    // is lent to both.
+    files.install(probe(5, &r), 0, 1024).unwrap();
+    make_lendable_nonblocking(&files, 1);
+    assert!(files.fdget_rcu(1).unwrap().is_rcu());
+    assert!(files.with_fdget_rcu(1, |f| f.unwrap().is_rcu()));
+    // Free and reserved fds, and fds past the table.
+    assert!(files.with_fdget_rcu_nonblocking(2, |f| f.is_none()));
+    assert!(files.with_fdget_rcu_nonblocking(u32::MAX, |f| f.is_none()));
+    other.close_fd(0).unwrap();
+    other.close_fd(1).unwrap();
+    assert_eq!(released(&r), 2);
+}
+
+#[test]
+fn a_close_on_another_thread_waits_for_a_non_blocking_borrow() {
+    let r = Arc::new(AtomicUsize::new(0));
+    let mut files: Files<Probe> = Files::new();
+    files.install(blocking_probe(8, &r), 0, 1024).unwrap();
+    let other = files.share();
+    make_lendable_nonblocking(&files, 0);
+    let close = files.with_fdget_rcu_nonblocking(0, |f| {
+        let borrowed = f.unwrap();
+        assert!(borrowed.is_rcu());
+        let close = CloseElsewhere::start(other, 0);
+        // The release waits for this borrow, as for a file lent to every borrow.
+        for _ in 0..1000 {
+            assert_eq!(borrowed.check(), 8);
+            std::thread::yield_now();
+        }
+        assert_eq!(released(&r), 0);
+        assert!(
+            !close.closed(),
+            "the close returned while the file was lent"
+        );
+        // The borrow ends when the closure returns: the close is joined after that.
+        close
+    });
+    let (other, closed) = close.join();
+    // Released exactly once, before the close returned.
+    assert!(closed);
+    assert_eq!(released(&r), 1);
+    drop(other);
+    assert!(files.with_fdget_rcu_nonblocking(0, |f| f.is_none()));
 }
 
 #[test]

@@ -24,9 +24,19 @@ struct Probe {
     /// Written by the release, read by every use.
     alive: UnsafeCell<usize>,
     releases: Arc<AtomicUsize>,
+    /// Like a pipe: lent to non-blocking borrows only.
+    blocking: bool,
 }
 
-impl FileLike for Probe {}
+impl FileLike for Probe {
+    fn may_lend(&self) -> bool {
+        !self.blocking
+    }
+
+    fn may_lend_nonblocking(&self) -> bool {
+        true
+    }
+}
 
 // SAFETY: `alive` is only read by users and written once by the release; loom checks that the
 // write is ordered after every read, which is exactly the property under test.
@@ -64,6 +74,17 @@ fn probe(id: usize, releases: &Arc<AtomicUsize>) -> FileRef<Probe> {
         id,
         alive: UnsafeCell::new(id),
         releases: releases.clone(),
+        blocking: false,
+    })
+}
+
+/// A probe lent to non-blocking borrows only (`Files::with_fdget_rcu_nonblocking`).
+fn blocking_probe(id: usize, releases: &Arc<AtomicUsize>) -> FileRef<Probe> {
+    FileRef::new(Probe {
+        id,
+        alive: UnsafeCell::new(id),
+        releases: releases.clone(),
+        blocking: true,
     })
 }
 
@@ -824,19 +845,37 @@ fn lookup_vs_grow_and_close() {
 /// returns.
 #[test]
 fn first_lend_vs_close() {
+    lend_vs_close(false);
+}
+
+/// The same race for a file lent to non-blocking borrows only (a pipe looked up through
+/// `with_fdget_rcu_nonblocking`): the same handshake makes it lendable, at the other level.
+#[test]
+fn first_nonblocking_lend_vs_close() {
+    lend_vs_close(true);
+}
+
+/// [`first_lend_vs_close`] through `fdget_rcu` on a file that may be lent to every borrow,
+/// or through `with_fdget_rcu_nonblocking` on one lent to non-blocking borrows only.
+fn lend_vs_close(nonblocking: bool) {
     model_reaching_events(
         &["lent without a reference", "closed before the borrow"],
         &[fdtable::events::Event::LendAbandoned],
-        || {
+        move || {
             let rel = Arc::new(AtomicUsize::new(0));
             let mut a: Files<Probe> = Files::new();
-            assert_eq!(a.install(probe(70, &rel), 0, NOFILE), Ok(0));
+            let file = if nonblocking {
+                blocking_probe(70, &rel)
+            } else {
+                probe(70, &rel)
+            };
+            assert_eq!(a.install(file, 0, NOFILE), Ok(0));
             let b = a.share();
             let t = thread::spawn(move || {
                 // Under loom a file is due at once: the first lookup (with a reference) makes
                 // it lendable, the second is lent.
                 for _ in 0..2 {
-                    match b.fdget_rcu(0) {
+                    let look = |f: Option<&fdtable::RcuFd<'_, Probe>>| match f {
                         Some(f) => {
                             f.touch();
                             saw(if f.is_rcu() {
@@ -846,6 +885,18 @@ fn first_lend_vs_close() {
                             });
                         }
                         None => saw("closed before the borrow"),
+                    };
+                    if nonblocking {
+                        b.with_fdget_rcu_nonblocking(0, look);
+                    } else {
+                        look(b.fdget_rcu(0).as_ref());
+                    }
+                }
+                if nonblocking {
+                    // A blocking borrow of a file lent to non-blocking ones only: counted.
+                    if let Some(f) = b.fdget_rcu(0) {
+                        assert!(!f.is_rcu());
+                        f.touch();
                     }
                 }
                 drop(b);

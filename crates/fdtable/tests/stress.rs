@@ -15,6 +15,8 @@ struct Counted {
     payload: Box<usize>,
     released: AtomicBool,
     stats: Arc<Stats>,
+    /// Like a pipe: lent to non-blocking borrows only.
+    blocking: bool,
 }
 
 #[derive(Default)]
@@ -24,6 +26,8 @@ struct Stats {
     flushed: AtomicUsize,
     /// Lookups of QSBR readers that found the file lent (no reference).
     lent: AtomicUsize,
+    /// Non-blocking borrows (`with_fdget_rcu_nonblocking`) of files lent to those only.
+    lent_nonblocking: AtomicUsize,
 }
 
 impl FileLike for Counted {
@@ -32,6 +36,14 @@ impl FileLike for Counted {
         // ORDERING: Relaxed; a statistic read after the threads are joined.
         self.stats.flushed.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    fn may_lend(&self) -> bool {
+        !self.blocking
+    }
+
+    fn may_lend_nonblocking(&self) -> bool {
+        true
     }
 }
 
@@ -64,7 +76,12 @@ impl Drop for Counted {
     }
 }
 
+/// A file; one in three (by `id`) is lent to non-blocking borrows only, as a pipe.
 fn file(stats: &Arc<Stats>, id: usize) -> FileRef<Counted> {
+    new_file(stats, id, id.is_multiple_of(3))
+}
+
+fn new_file(stats: &Arc<Stats>, id: usize, blocking: bool) -> FileRef<Counted> {
     // ORDERING: Relaxed; a statistic read after the threads are joined.
     stats.created.fetch_add(1, Ordering::Relaxed);
     FileRef::new(Counted {
@@ -72,6 +89,7 @@ fn file(stats: &Arc<Stats>, id: usize) -> FileRef<Counted> {
         payload: Box::new(id),
         released: AtomicBool::new(false),
         stats: stats.clone(),
+        blocking,
     })
 }
 
@@ -188,6 +206,25 @@ fn churn_as(
                     if let Some(f) = files.fdget(fd) {
                         f.check();
                     }
+                    // Borrows of the low fds and the stable one, often enough to lend them,
+                    // at either level.
+                    let fd = if rng.below(2) == 0 { STABLE_FD } else { fd % 4 };
+                    let look = |f: Option<&fdtable::RcuFd<'_, Counted>>| {
+                        f.map(|f| {
+                            f.check();
+                            f.is_rcu() && f.blocking
+                        })
+                    };
+                    if rng.below(2) == 0 {
+                        let lent = files.with_fdget_rcu_nonblocking(fd, look);
+                        if lent == Some(true) {
+                            // ORDERING: Relaxed; a statistic read after the joins.
+                            stats.lent_nonblocking.fetch_add(1, Ordering::Relaxed);
+                        }
+                    } else {
+                        let lent = files.with_fdget_rcu(fd, look);
+                        assert_ne!(lent, Some(true), "a blocking file lent to any borrow");
+                    }
                 }
             },
             13 => {
@@ -246,6 +283,9 @@ fn shared_table_churn_releases_every_file_once() {
     for i in 0..3 {
         root.install(file(&stats, i), 0, 4096).unwrap();
     }
+    // A file like a pipe that the threads never close: lent to non-blocking borrows.
+    root.replace_fd(STABLE_FD, new_file(&stats, 3, true), 0, 4096)
+        .unwrap();
     let threads = 4;
     let iters = iterations();
     let handles: Vec<_> = (0..threads)
@@ -270,6 +310,10 @@ fn shared_table_churn_releases_every_file_once() {
         created,
         "every file released exactly once"
     );
+    assert!(
+        stats.lent_nonblocking.load(Ordering::Relaxed) > 0,
+        "no file lent to non-blocking borrows only"
+    );
     assert_no_leaks();
 }
 
@@ -284,7 +328,7 @@ fn shared_table_churn_with_qsbr_readers() {
     for i in 0..3 {
         root.install(file(&stats, i), 0, 4096).unwrap();
     }
-    root.replace_fd(STABLE_FD, file(&stats, 3), 0, 4096)
+    root.replace_fd(STABLE_FD, new_file(&stats, 3, false), 0, 4096)
         .unwrap();
     let iters = iterations();
     let handles: Vec<_> = (0..4)

@@ -521,6 +521,55 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// ```
     #[inline(always)]
     pub fn with_fdget_rcu<R>(&self, fd: u32, f: impl FnOnce(Option<&RcuFd<'_, F>>) -> R) -> R {
+        self.with_fdget_rcu_as::<false, R>(fd, f)
+    }
+
+    /// [`with_fdget_rcu`](Files::with_fdget_rcu) for a borrow that does not block: `f` must
+    /// not wait (for I/O, a peer, a sleeping lock), or must
+    /// [`upgrade`](RcuFd::upgrade) first. In exchange, a file that may not be lent to every
+    /// borrow but may be lent to these ([`FileLike::may_lend_nonblocking`]: a pipe whose
+    /// `FIONREAD` only reads a count) is lent here without a reference once looked up often
+    /// through this entry, as [`fdget_rcu`](Files::fdget_rcu) lends a file that may be: no
+    /// locked instruction where [`fget`](Files::fget) takes two. A file that is lent to
+    /// every borrow is lent here too; any other comes with a counted reference.
+    ///
+    /// ```
+    /// # use fdtable::{Errno, Files, FileRef, FileLike};
+    /// struct Pipe(u64);
+    /// impl FileLike for Pipe {
+    ///     fn may_lend(&self) -> bool { false } // its reads may block
+    ///     fn may_lend_nonblocking(&self) -> bool { true } // its FIONREAD does not
+    /// }
+    /// let mut files: Files<Pipe> = Files::new();
+    /// let fd = files.install(FileRef::new(Pipe(7)), 0, 1024).unwrap();
+    /// let shared = files.share();
+    /// let fionread = |fd| shared.with_fdget_rcu_nonblocking(fd, |f| f.map(|f| f.0));
+    /// for _ in 0..100 {
+    ///     assert_eq!(fionread(fd), Some(7));
+    /// }
+    /// // Lent by now, to this entry only.
+    /// assert!(shared.with_fdget_rcu_nonblocking(fd, |f| f.unwrap().is_rcu()));
+    /// assert!(!shared.with_fdget_rcu(fd, |f| f.unwrap().is_rcu()));
+    /// ```
+    #[inline(always)]
+    pub fn with_fdget_rcu_nonblocking<R>(
+        &self,
+        fd: u32,
+        f: impl FnOnce(Option<&RcuFd<'_, F>>) -> R,
+    ) -> R {
+        self.with_fdget_rcu_as::<true, R>(fd, f)
+    }
+
+    /// [`with_fdget_rcu`](Files::with_fdget_rcu) (`NONBLOCKING` false) and
+    /// [`with_fdget_rcu_nonblocking`](Files::with_fdget_rcu_nonblocking) (true): they differ
+    /// in the level of lending that lends the file, and in which count a file not lent yet
+    /// goes up.
+    #[inline(always)]
+    fn with_fdget_rcu_as<const NONBLOCKING: bool, R>(
+        &self,
+        fd: u32,
+        f: impl FnOnce(Option<&RcuFd<'_, F>>) -> R,
+    ) -> R {
         if let Some(p) = self.light_lookup(fd) {
             return match p {
                 // SAFETY: as in `fdget`: the slot holds the file for the borrow of `self`.
@@ -542,13 +591,20 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
                 {
                     // SAFETY: read from a slot inside the section, which keeps the header
                     // alive.
-                    if unsafe { p.as_ref() }.lendable() {
-                        // SAFETY: as in `fdget_rcu_in`.
+                    let inner = unsafe { p.as_ref() };
+                    let lent = if NONBLOCKING {
+                        inner.lendable_nonblocking()
+                    } else {
+                        inner.lendable()
+                    };
+                    if lent {
+                        // SAFETY: as in `fdget_rcu_in`; a file lent to non-blocking borrows
+                        // only is lent to this one, whose caller promised not to block.
                         return f(Some(&unsafe { RcuFd::in_section(p, token) }));
                     }
                     // A file that is not lent (yet): a counted reference, as `fget`.
                     // SAFETY: `p` was read from `slot` in the section `token`.
-                    unsafe { self.fdget_rcu_unlent(fd, slot, p, token) }
+                    unsafe { self.fdget_rcu_unlent::<NONBLOCKING>(fd, slot, p, token) }
                 } else {
                     // Past the table, or an empty slot (perhaps of a retired array).
                     self.fdget_rcu_in_cold(fd, token)
@@ -753,7 +809,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             if file.inner().lend_counting() {
                 // SAFETY: `p` was read from `slot` while online, which counts as a borrow
                 // section for the release's wait (it waits for every online thread).
-                unsafe { Self::count_lookup(&file, p, slot) };
+                unsafe { Self::count_lookup::<false>(&file, p, slot) };
             }
             return Some(QsbrFd::counted(file));
         }
@@ -795,7 +851,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
             return Some(unsafe { RcuFd::in_section(p, token) });
         }
         // SAFETY: as above.
-        unsafe { self.fdget_rcu_unlent(fd, slot, p, token) }
+        unsafe { self.fdget_rcu_unlent::<false>(fd, slot, p, token) }
     }
 
     /// `fdget_rcu` on a shared table found a file that is not lendable (yet): takes a
@@ -810,7 +866,7 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     ///
     /// `p` was read from `slot` inside the borrow section `token`, still open.
     #[inline(never)]
-    unsafe fn fdget_rcu_unlent(
+    unsafe fn fdget_rcu_unlent<const NONBLOCKING: bool>(
         &self,
         fd: u32,
         slot: &crate::fdtable::Slot<F>,
@@ -825,9 +881,14 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
         }
         // SAFETY: `try_get_rcu` took a reference, which the result takes over.
         let file = unsafe { FileRef::from_inner(p) };
-        if file.inner().lend_counting() {
+        let counting = if NONBLOCKING {
+            file.inner().lend_counting_nonblocking()
+        } else {
+            file.inner().lend_counting()
+        };
+        if counting {
             // SAFETY: `p` was read from `slot` in the section, still open.
-            unsafe { Self::count_lookup(&file, p, slot) };
+            unsafe { Self::count_lookup::<NONBLOCKING>(&file, p, slot) };
         }
         rcu::borrow_end(token);
         Some(RcuFd::counted(file))
@@ -859,14 +920,25 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// `p` (the file of `file`) was read from `slot` inside a borrow section, still open.
     #[cold]
     #[inline(never)]
-    unsafe fn count_lookup(
+    unsafe fn count_lookup<const NONBLOCKING: bool>(
         file: &FileRef<F>,
         p: NonNull<FileInner<F>>,
         slot: &crate::fdtable::Slot<F>,
     ) {
-        if file.inner().lend_due() && file.may_lend() {
-            // SAFETY: per the contract.
-            unsafe { FileInner::make_lendable(p, slot) };
+        if !NONBLOCKING {
+            if file.inner().lend_due() && file.may_lend() {
+                // SAFETY: per the contract.
+                unsafe { FileInner::make_lendable(p, slot, true) };
+            }
+            return;
+        }
+        if file.inner().lend_due_nonblocking() {
+            // A file that may be lent to every borrow is; else perhaps to these only.
+            let all = file.may_lend();
+            if all || file.may_lend_nonblocking() {
+                // SAFETY: per the contract.
+                unsafe { FileInner::make_lendable(p, slot, all) };
+            }
         }
     }
 

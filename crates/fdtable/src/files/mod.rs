@@ -63,6 +63,18 @@ pub trait FileLike: Send + Sync {
     fn may_lend(&self) -> bool {
         true
     }
+
+    /// Whether [`Files::with_fdget_rcu_nonblocking`] may lend this file without a reference
+    /// once it is looked up often through it. Those borrows promise not to block, so a file
+    /// whose other operations may block (a pipe, a socket), but whose quick ones (an `ioctl`
+    /// that reads a count, `fstat`) are called often, can answer `true` here and `false` to
+    /// [`may_lend`](FileLike::may_lend): its quick operations then take no reference, its
+    /// others still do, and its release waits for borrowers, as a lent file's does. Asked
+    /// once per file, with a reference held, after `may_lend` answered `false`; by default
+    /// the same answer as `may_lend`.
+    fn may_lend_nonblocking(&self) -> bool {
+        self.may_lend()
+    }
 }
 
 /// Per-fd state kept beside the close-on-exec bit ([`Files`]'s `P`): plain data, copied by

@@ -10,9 +10,20 @@ pub struct Probe {
     id: usize,
     released: AtomicBool,
     releases: Arc<AtomicUsize>,
+    /// Like a pipe: some operations may block, so it may be lent to non-blocking borrows
+    /// only.
+    blocking: bool,
 }
 
-impl FileLike for Probe {}
+impl FileLike for Probe {
+    fn may_lend(&self) -> bool {
+        !self.blocking
+    }
+
+    fn may_lend_nonblocking(&self) -> bool {
+        true
+    }
+}
 
 impl Probe {
     /// A use of the file: panics if it was released.
@@ -41,6 +52,18 @@ pub fn probe(id: usize, r: &Arc<AtomicUsize>) -> FileRef<Probe> {
         id,
         released: AtomicBool::new(false),
         releases: r.clone(),
+        blocking: false,
+    })
+}
+
+/// A probe as [`probe`] that may be lent to non-blocking borrows only (as a pipe).
+#[allow(dead_code)] // not every test crate that includes this module uses it
+pub fn blocking_probe(id: usize, r: &Arc<AtomicUsize>) -> FileRef<Probe> {
+    FileRef::new(Probe {
+        id,
+        released: AtomicBool::new(false),
+        releases: r.clone(),
+        blocking: true,
     })
 }
 
