@@ -139,6 +139,22 @@ pub fn read_cstr_timed(
     timed((pid.as_raw(), addr, max, true), timeout)
 }
 
+/// How long the supervisor waits for a read of the program's memory it makes for its own
+/// purposes (a path to display or to look at, the auxiliary vector's random bytes): past it a
+/// page the program serves itself is taken as unreadable.
+pub const READ_DEADLINE: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// A path argument (a NUL-terminated string of at most `PATH_MAX` bytes) of task `tid`, read
+/// with [`READ_DEADLINE`]; `None` if it cannot be read in time.
+pub fn read_path(tid: i32, addr: u64) -> Option<Vec<u8>> {
+    read_cstr_timed(
+        Pid::from_raw(tid),
+        addr,
+        libc::PATH_MAX as usize,
+        READ_DEADLINE,
+    )
+}
+
 /// [`read`] with a deadline, as [`read_cstr_timed`].
 pub fn read_timed(
     pid: Pid,
@@ -208,7 +224,6 @@ pub fn image_id(tid: i32) -> Option<Vec<u8>> {
         })
         .find(|&(key, _)| key == AT_RANDOM)?
         .1;
-    let timeout = std::time::Duration::from_millis(20);
-    auxv.extend(read_timed(Pid::from_raw(tid), random, 16, timeout)?);
+    auxv.extend(read_timed(Pid::from_raw(tid), random, 16, READ_DEADLINE)?);
     Some(auxv)
 }

@@ -2,16 +2,13 @@
 //! O_WRONLY|O_CREAT|O_TRUNC)`): paths are read from the program's memory, for display only.
 
 use crate::mem;
-use nix::unistd::Pid;
 
 fn quote(p: &[u8]) -> String {
     format!("{:?}", String::from_utf8_lossy(p))
 }
 
 fn path(tid: i32, ptr: u64) -> String {
-    let timeout = std::time::Duration::from_millis(20);
-    mem::read_cstr_timed(Pid::from_raw(tid), ptr, libc::PATH_MAX as usize, timeout)
-        .map_or_else(|| format!("{ptr:#x}"), |p| quote(&p))
+    mem::read_path(tid, ptr).map_or_else(|| format!("{ptr:#x}"), |p| quote(&p))
 }
 
 fn dirfd(v: u64) -> String {

@@ -558,7 +558,7 @@ impl State {
 /// descriptor). Anything else, or anything that cannot be read, counts as not blocking: such
 /// calls are restarted, as natively a signal never interrupts them.
 fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> bool {
-    const MSG_DONTWAIT: u64 = 0x40;
+    const MSG_DONTWAIT: u64 = libc::MSG_DONTWAIT as u64;
     let sock = |fd: u64, dontwait: bool| {
         if dontwait {
             return false;
@@ -569,17 +569,20 @@ fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> boo
         if flags & libc::O_NONBLOCK as u64 != 0 {
             return false;
         }
-        let timeout = std::time::Duration::from_millis(20);
-        let Some(path) = crate::mem::read_cstr_timed(Pid::from_raw(tid), path, 4096, timeout)
-        else {
+        let Some(path) = crate::mem::read_path(tid, path) else {
             return false;
         };
-        let path = String::from_utf8_lossy(&path).into_owned();
-        let full = match (path.strip_prefix('/'), dirfd) {
-            (Some(rest), _) => format!("/proc/{tid}/root/{rest}"),
-            (None, None) | (None, Some(libc::AT_FDCWD)) => format!("/proc/{tid}/cwd/{path}"),
-            (None, Some(d)) => format!("/proc/{tid}/fd/{d}/{path}"),
+        // The path's bytes as they are (not necessarily UTF-8), below the task's root (every
+        // leading slash stripped, so that the join cannot leave it), working directory or
+        // directory descriptor.
+        use std::os::unix::ffi::OsStrExt;
+        let slashes = path.iter().take_while(|&&c| c == b'/').count();
+        let base = match dirfd {
+            _ if slashes > 0 => format!("/proc/{tid}/root"),
+            None | Some(libc::AT_FDCWD) => format!("/proc/{tid}/cwd"),
+            Some(d) => format!("/proc/{tid}/fd/{d}"),
         };
+        let full = std::path::Path::new(&base).join(std::ffi::OsStr::from_bytes(&path[slashes..]));
         let meta = if flags & libc::O_NOFOLLOW as u64 != 0 {
             std::fs::symlink_metadata(&full)
         } else {
