@@ -59,7 +59,9 @@ pub trait FileLike: Send + Sync {
     /// released while a borrow could hold it, so the close that drops its last reference
     /// waits for borrowers; answer `false` for files whose users would upgrade every borrow
     /// to a counted reference anyway (operations that may block: a pipe, a socket), so that
-    /// their closes never wait. Asked once per file, with a reference held.
+    /// their closes never wait. Asked once per file by the lookups of `fdget_rcu` and once by
+    /// those of [`Files::with_fdget_rcu_nonblocking`] (they are counted apart), with a
+    /// reference held.
     fn may_lend(&self) -> bool {
         true
     }
@@ -71,7 +73,8 @@ pub trait FileLike: Send + Sync {
     /// [`may_lend`](FileLike::may_lend): its quick operations then take no reference, its
     /// others still do, and its release waits for borrowers, as a lent file's does. Asked
     /// once per file, with a reference held, after `may_lend` answered `false`; by default
-    /// the same answer as `may_lend`.
+    /// the same answer as `may_lend`. Say `true` only if every operation your callers run
+    /// inside a non-blocking borrow returns without waiting.
     fn may_lend_nonblocking(&self) -> bool {
         self.may_lend()
     }
