@@ -553,9 +553,10 @@ impl State {
 /// Whether call `name` of task `tid` (of thread group `tgid`), with `args`, cut by a signal
 /// before the supervisor received it, would have blocked had it run then: an `accept`,
 /// `accept4`, `recvmsg` or `recvmmsg` on a blocking socket with nothing to read (`poll` of a
-/// copy of it), or an `open`, `openat` or `creat` without `O_NONBLOCK` of a FIFO (its path
-/// read from the task's memory and looked up from its root, working directory or directory
-/// descriptor). Anything else, or anything that cannot be read, counts as not blocking: such
+/// copy of it), or an `open`, `openat`, `openat2` or `creat` without `O_NONBLOCK` of a FIFO
+/// (its path, and `openat2`'s flags, read from the task's memory, the path looked up from its
+/// root, working directory or directory descriptor; `openat2`'s `resolve` flags are not
+/// applied to that look). Anything else, or anything that cannot be read, counts as not blocking: such
 /// calls are restarted, as natively a signal never interrupts them.
 fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> bool {
     const MSG_DONTWAIT: u64 = libc::MSG_DONTWAIT as u64;
@@ -598,6 +599,21 @@ fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> boo
         "open" => fifo(None, args[0], args[1]),
         "creat" => fifo(None, args[0], libc::O_WRONLY as u64),
         "openat" => fifo(Some(args[0] as i32), args[1], args[2]),
+        "openat2" => {
+            // `struct open_how`'s first field, `flags` (a `u64`), read as the path is.
+            let how = (args[3] >= 8)
+                .then(|| {
+                    crate::mem::read_timed(
+                        Pid::from_raw(tid),
+                        args[2],
+                        8,
+                        crate::mem::READ_DEADLINE,
+                    )
+                })
+                .flatten()
+                .and_then(|b| Some(u64::from_ne_bytes(b.try_into().ok()?)));
+            how.is_some_and(|flags| fifo(Some(args[0] as i32), args[1], flags))
+        }
         _ => false,
     }
 }

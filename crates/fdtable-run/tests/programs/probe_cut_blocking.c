@@ -4,7 +4,8 @@
 // on a userfaultfd page nobody serves yet; the call starts 3 ms later and the signal comes
 // 4 ms after that. The page is served and the call released (a writer, a connection, a
 // byte) 150 ms later, so a call restarted instead of interrupted completes ("opened").
-// usage: probe_cut_blocking ROUNDS RESTART(0/1) OP (0 FIFO open, 1 accept, 2 recvmsg)
+// usage: probe_cut_blocking ROUNDS RESTART(0/1) OP (0 FIFO open, 1 accept, 2 recvmsg,
+// 3 FIFO openat2)
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <linux/openat2.h>
 static int op, lsock, sp[2];
 
 static char fifo[64];
@@ -48,7 +50,7 @@ static void *sig(void *a){
     struct uffdio_zeropage z = { .range = { (unsigned long)page, 4096 }, .mode = 0 };
     ioctl(uffd, UFFDIO_ZEROPAGE, &z);
     // release a restarted open
-    if (op == 0) { int w = open(fifo, O_WRONLY|O_NONBLOCK);
+    if (op == 0 || op == 3) { int w = open(fifo, O_WRONLY|O_NONBLOCK);
     msleep(20);
     if (w >= 0) close(w); }
     else if (op == 1) { int c = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = {AF_UNIX}; snprintf(a.sun_path, sizeof a.sun_path, "%s.s", fifo); connect(c, (void*)&a, sizeof a); msleep(20); close(c); }
@@ -84,6 +86,7 @@ int main(int argc, char **argv){
         msleep(3);
         int fd;
         if (op == 0) fd = open(fifo, O_RDONLY);
+        else if (op == 3) { struct open_how how = { .flags = O_RDONLY }; fd = syscall(SYS_openat2, AT_FDCWD, fifo, &how, sizeof how); }
         else if (op == 1) fd = accept(lsock, 0, 0);
         else { char b; struct iovec v = {&b, 1}; char c[64]; struct msghdr m = {0}; m.msg_iov = &v; m.msg_iovlen = 1; m.msg_control = c; m.msg_controllen = sizeof c; fd = recvmsg(sp[0], &m, 0); if (fd >= 0) fd = dup(0); }
         int e = errno;
