@@ -31,7 +31,7 @@ pub fn notified(s: &Syscall) -> bool {
 
 /// Whether the kernel's own call `s` may be interrupted by a signal and return
 /// `-ERESTARTSYS` (it may block: an open of a FIFO or a device, a receive, a lock, a driver's
-/// ioctl). The others return it only when the signal came while the notification waited for
+/// ioctl, a wait for a child). The others return it only when the signal came while the notification waited for
 /// the supervisor (`sup::events`, `restart_cut_call`).
 pub fn may_be_interrupted(s: &Syscall) -> bool {
     matches!(
@@ -49,6 +49,7 @@ pub fn may_be_interrupted(s: &Syscall) -> bool {
             | "fcntl"
             | "connect"
             | "mq_open"
+            | "waitid"
     )
 }
 

@@ -612,9 +612,7 @@ pub fn task_getfd(tid: i32, tgid: i32, fd: u32) -> io::Result<OwnedFd> {
 /// is not `O_NONBLOCK` and `poll` finds nothing to read.
 pub fn read_would_block(f: &OwnedFd) -> bool {
     use std::os::fd::AsRawFd;
-    // SAFETY: F_GETFL takes no pointer; `f` is open.
-    let fl = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
-    if fl < 0 || fl & libc::O_NONBLOCK != 0 {
+    if !is_blocking(f) {
         return false;
     }
     let mut p = libc::pollfd {
@@ -624,6 +622,45 @@ pub fn read_would_block(f: &OwnedFd) -> bool {
     };
     // SAFETY: one valid pollfd, and no wait.
     unsafe { libc::poll(&mut p, 1, 0) == 0 }
+}
+
+/// Whether the description `f` refers to is not `O_NONBLOCK` (false if that cannot be read).
+pub fn is_blocking(f: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL takes no pointer; `f` is open.
+    let fl = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+    fl >= 0 && fl & libc::O_NONBLOCK == 0
+}
+
+/// For a stream socket `f`: its `SO_RCVLOWAT` and the bytes waiting to be read (`FIONREAD`);
+/// `None` for any other file, or if either cannot be read.
+pub fn stream_waiting(f: &OwnedFd) -> Option<(usize, usize)> {
+    use std::os::fd::AsRawFd;
+    let opt = |name: libc::c_int| {
+        let mut v: libc::c_int = 0;
+        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: `v` and `len` are valid for writes of an int and its size.
+        let r = unsafe {
+            libc::getsockopt(
+                f.as_raw_fd(),
+                libc::SOL_SOCKET,
+                name,
+                (&raw mut v).cast(),
+                &mut len,
+            )
+        };
+        (r == 0).then_some(v)
+    };
+    if opt(libc::SO_TYPE)? != libc::SOCK_STREAM {
+        return None;
+    }
+    let lowat = opt(libc::SO_RCVLOWAT)?;
+    let mut waiting: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int, which `waiting` is.
+    if unsafe { libc::ioctl(f.as_raw_fd(), libc::FIONREAD, &mut waiting) } != 0 {
+        return None;
+    }
+    Some((lowat.max(1) as usize, waiting.max(0) as usize))
 }
 
 /// `pidfd_getfd(pidfd, fd, 0)`: a copy of another process's descriptor.

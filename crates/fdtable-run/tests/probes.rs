@@ -5,7 +5,9 @@
 
 mod support;
 
-use support::{build_dir, cc, have, native, programs, same, same_in, scratch, stats_json, under};
+use support::{
+    build_dir, cc, fresh, have, native, programs, same, same_in, scratch, stats_json, under,
+};
 
 fn probe(name: &str) -> Option<String> {
     cc(&format!("{name}.c"), &build_dir()).map(|p| p.to_str().unwrap().to_string())
@@ -865,13 +867,16 @@ fn a_readable_pidfd_finds_its_child_reapable() {
     // A traced child's exit reaches the supervisor first; until it collected the zombie, the
     // parent's `waitid(P_PIDFD, WNOHANG)` right after `poll` found no child (37 of 300
     // rounds before, 46-216 in the red team's round 10). The supervisor now collects a
-    // zombie the pidfd names before such a call runs.
+    // zombie the pidfd names before such a call runs. And a blocking `waitid(P_PIDFD)` that
+    // a timer interrupts fails with EINTR, as natively (it was restarted, and the program
+    // waited for the child, from that change until round 16 of the red team).
     let Some(p) = probe("probe_pidfd_wait") else {
         return;
     };
     let r = same("pidfd-wait", &[&p, "300"], &[], |_| {});
     assert_eq!(
-        r.stdout, "readable but no child 0, wrong status 0\n",
+        r.stdout,
+        "readable but no child 0, wrong status 0\na timed out wait: Interrupted system call\n",
         "{}",
         r.stderr
     );
@@ -957,9 +962,33 @@ fn a_blocking_call_a_signal_cuts_before_the_supervisor_reads_it_fails_as_nativel
         // `openat2`, whose flags are in memory (2026-11-29).
         ("4", "0", "3", "rounds 4: EINTR 4 opened 0 other 0\n"),
         ("4", "1", "3", "rounds 4: EINTR 0 opened 4 other 0\n"),
+        // `waitid(P_PIDFD)` of a child that has not exited (red team round 16: restarted, a
+        // program timing it out hung).
+        ("4", "0", "4", "rounds 4: EINTR 4 opened 0 other 0\n"),
+        ("4", "1", "4", "rounds 4: EINTR 0 opened 4 other 0\n"),
     ] {
         let name = format!("cut-blocking-{op}-{restart}");
         let r = same(&name, &[&p, rounds, restart, op], &[], |_| {});
         assert!(r.stdout.ends_with(want), "{name}: {}", r.stdout);
     }
+    // A receive that takes what is queued and then waits for more (`MSG_WAITALL`, round 16):
+    // natively the signal makes it return the byte it got. The supervisor cannot run half a
+    // call, so such a call is left interrupted (EINTR, the byte left queued) rather than
+    // restarted, which waited for the second byte (and with no second byte, hung). Either
+    // way, never 2 bytes: "other 0".
+    let dir = scratch("cut-blocking-5");
+    fresh(&dir);
+    let n = native(&[&p, "4", "0", "5"], &dir, &[]);
+    assert!(
+        n.stdout.ends_with("rounds 4: EINTR 0 opened 4 other 0\n"),
+        "native: {}",
+        n.stdout
+    );
+    let r = under(&[], &[&p, "4", "0", "5"], &dir, &[]);
+    let last = r.stdout.lines().last().unwrap_or_default().to_string();
+    assert!(
+        last.starts_with("rounds 4: EINTR ") && last.ends_with(" other 0"),
+        "{}",
+        r.stdout
+    );
 }

@@ -551,21 +551,27 @@ impl State {
 }
 
 /// Whether call `name` of task `tid` (of thread group `tgid`), with `args`, cut by a signal
-/// before the supervisor received it, would have blocked had it run then: an `accept`,
-/// `accept4`, `recvmsg` or `recvmmsg` on a blocking socket with nothing to read (`poll` of a
-/// copy of it), or an `open`, `openat`, `openat2` or `creat` without `O_NONBLOCK` of a FIFO
-/// (its path, and `openat2`'s flags, read from the task's memory, the path looked up from its
-/// root, working directory or directory descriptor; `openat2`'s `resolve` flags are not
-/// applied to that look). Anything else, or anything that cannot be read, counts as not blocking: such
-/// calls are restarted, as natively a signal never interrupts them.
+/// before the supervisor received it, would have blocked had it run then (a guess, made
+/// after the signal; anything that cannot be read counts as not blocking, and such calls are
+/// restarted, as natively a signal never interrupts them):
+/// - an `accept`, `accept4`, `recvmsg` or `recvmmsg` on a blocking socket with nothing to
+///   read (`poll` of a copy of it);
+/// - a `recvmsg` on a stream socket that holds fewer bytes than it waits for (`MSG_WAITALL`:
+///   its buffers' length, read from memory; else `SO_RCVLOWAT`), or a `recvmmsg` of two
+///   messages or more without `MSG_WAITFORONE`: natively such a call takes what is there,
+///   then waits for the rest, and the signal finds it waiting (it returns what it got;
+///   left interrupted, it fails with EINTR and leaves the data queued, rather than wait
+///   again after the handler);
+/// - a `waitid(P_PIDFD)` without `WNOHANG` for a child that has not exited (its pidfd,
+///   copied, is not readable, and not `PIDFD_NONBLOCK`), unless it waits for stopped
+///   children and the child is stopped;
+/// - an `open`, `openat`, `openat2` or `creat` without `O_NONBLOCK` of a FIFO (its path, and
+///   `openat2`'s flags, read from the task's memory, the path looked up from its root,
+///   working directory or directory descriptor; `openat2`'s `resolve` flags are not applied
+///   to that look).
 fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> bool {
     const MSG_DONTWAIT: u64 = libc::MSG_DONTWAIT as u64;
-    let sock = |fd: u64, dontwait: bool| {
-        if dontwait {
-            return false;
-        }
-        sys::task_getfd(tid, tgid, fd as u32).is_ok_and(|f| sys::read_would_block(&f))
-    };
+    let copy = |fd: u64| sys::task_getfd(tid, tgid, fd as u32).ok();
     let fifo = |dirfd: Option<i32>, path: u64, flags: u64| {
         if flags & libc::O_NONBLOCK as u64 != 0 {
             return false;
@@ -593,9 +599,17 @@ fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> boo
         meta.is_ok_and(|m| m.file_type().is_fifo())
     };
     match name {
-        "accept" | "accept4" => sock(args[0], false),
-        "recvmsg" => sock(args[0], args[2] & MSG_DONTWAIT != 0),
-        "recvmmsg" => sock(args[0], args[3] & MSG_DONTWAIT != 0),
+        "accept" | "accept4" => copy(args[0]).is_some_and(|f| sys::read_would_block(&f)),
+        "recvmsg" if args[2] & MSG_DONTWAIT == 0 => copy(args[0]).is_some_and(|f| {
+            sys::read_would_block(&f) || recvmsg_waits_for_more(tid, &f, args[1], args[2])
+        }),
+        "recvmmsg" if args[3] & MSG_DONTWAIT == 0 => copy(args[0]).is_some_and(|f| {
+            sys::read_would_block(&f)
+                || (args[2] >= 2
+                    && args[3] & libc::MSG_WAITFORONE as u64 == 0
+                    && sys::is_blocking(&f))
+        }),
+        "waitid" => waitid_would_block(tid, tgid, args),
         "open" => fifo(None, args[0], args[1]),
         "creat" => fifo(None, args[0], libc::O_WRONLY as u64),
         "openat" => fifo(Some(args[0] as i32), args[1], args[2]),
@@ -616,4 +630,64 @@ fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> boo
         }
         _ => false,
     }
+}
+
+/// A `recvmsg(fd, msg, flags)` on the stream socket `f` (a copy of `fd`) that finds data
+/// would still wait for more: `MSG_WAITALL` with fewer bytes waiting than its buffers hold,
+/// or fewer than `SO_RCVLOWAT` (capped by the buffers), as the kernel's `sock_rcvlowat`.
+fn recvmsg_waits_for_more(tid: i32, f: &std::os::fd::OwnedFd, msg: u64, flags: u64) -> bool {
+    let Some((lowat, waiting)) = sys::stream_waiting(f) else {
+        return false;
+    };
+    let waitall = flags & libc::MSG_WAITALL as u64 != 0;
+    if !sys::is_blocking(f) || (!waitall && lowat <= waiting) {
+        return false;
+    }
+    let Some(len) = iov_len(tid, msg) else {
+        return false;
+    };
+    let target = if waitall { len } else { lowat.min(len) };
+    waiting < target
+}
+
+/// The total length of the buffers of the `struct msghdr` at `msg` in task `tid`'s memory
+/// (read with the usual deadline); `None` if it cannot be read or has more than `UIO_MAXIOV`
+/// buffers (the call fails then).
+fn iov_len(tid: i32, msg: u64) -> Option<usize> {
+    const UIO_MAXIOV: u64 = 1024;
+    let pid = Pid::from_raw(tid);
+    let word = |b: &[u8], i: usize| Some(u64::from_ne_bytes(b.get(i..i + 8)?.try_into().ok()?));
+    // `msg_iov` and `msg_iovlen`: the third and fourth words of `struct msghdr`.
+    let hdr = crate::mem::read_timed(pid, msg, 32, crate::mem::READ_DEADLINE)?;
+    let (iov, n) = (word(&hdr, 16)?, word(&hdr, 24)?);
+    if n > UIO_MAXIOV {
+        return None;
+    }
+    let vec = crate::mem::read_timed(pid, iov, n as usize * 16, crate::mem::READ_DEADLINE)?;
+    (0..n as usize).try_fold(0usize, |sum, i| {
+        Some(sum.saturating_add(word(&vec, i * 16 + 8)? as usize))
+    })
+}
+
+/// A `waitid(P_PIDFD, fd, info, options)` that would wait: no `WNOHANG`, the pidfd (copied)
+/// is blocking and not readable (its process has not exited), and that process is a child
+/// of the caller's process, unless the call also waits for stopped children and it is
+/// stopped. Anything else returns at once (or fails: ECHILD, EAGAIN).
+fn waitid_would_block(tid: i32, tgid: i32, args: &[u64; 6]) -> bool {
+    if args[0] as u32 != crate::calls::process::P_PIDFD || args[3] & libc::WNOHANG as u64 != 0 {
+        return false;
+    }
+    let Some(f) = sys::task_getfd(tid, tgid, args[1] as u32).ok() else {
+        return false;
+    };
+    if !sys::read_would_block(&f) {
+        return false;
+    }
+    let pid = crate::procfs::fdinfo(tid, args[1] as u32)
+        .and_then(|t| crate::procfs::field(&t, "Pid:").and_then(|v| v.parse::<i32>().ok()));
+    let Some((state, ppid)) = pid.filter(|&p| p > 0).and_then(crate::procfs::state_of) else {
+        return false;
+    };
+    let stopped = matches!(state, 'T' | 't');
+    ppid == tgid && !(args[3] & libc::WSTOPPED as u64 != 0 && stopped)
 }

@@ -5,7 +5,9 @@
 // 4 ms after that. The page is served and the call released (a writer, a connection, a
 // byte) 150 ms later, so a call restarted instead of interrupted completes ("opened").
 // usage: probe_cut_blocking ROUNDS RESTART(0/1) OP (0 FIFO open, 1 accept, 2 recvmsg,
-// 3 FIFO openat2)
+// 3 FIFO openat2, 4 waitid(P_PIDFD) of a child that has not exited, 5 recvmsg(MSG_WAITALL)
+// of 2 bytes with 1 queued: natively the call takes the byte, waits for the second, and the
+// signal makes it return 1; a call restarted instead returns 2, counted as "other")
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +25,10 @@
 #include <time.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <linux/openat2.h>
 static int op, lsock, sp[2];
+static pid_t child;
 
 static char fifo[64];
 static volatile int got;
@@ -54,6 +58,7 @@ static void *sig(void *a){
     msleep(20);
     if (w >= 0) close(w); }
     else if (op == 1) { int c = socket(AF_UNIX, SOCK_STREAM, 0); struct sockaddr_un a = {AF_UNIX}; snprintf(a.sun_path, sizeof a.sun_path, "%s.s", fifo); connect(c, (void*)&a, sizeof a); msleep(20); close(c); }
+    else if (op == 4) { kill(child, SIGKILL); }
     else { write(sp[1], "x", 1); }
     return 0;
 }
@@ -76,6 +81,9 @@ int main(int argc, char **argv){
         struct uffdio_register reg = { .range = { (unsigned long)page, 4096 }, .mode = UFFDIO_REGISTER_MODE_MISSING };
         if (ioctl(uffd, UFFDIO_REGISTER, &reg)) { perror("register"); return 1; }
         int p[2]; pipe(p);
+        int pidfd = -1;
+        if (op == 4) { child = fork(); if (!child) { for (;;) pause(); } pidfd = syscall(SYS_pidfd_open, child, 0); }
+        if (op == 5) write(sp[1], "x", 1);
         got = 0;
         pthread_t ts, tg;
         go = 0;
@@ -88,13 +96,16 @@ int main(int argc, char **argv){
         if (op == 0) fd = open(fifo, O_RDONLY);
         else if (op == 3) { struct open_how how = { .flags = O_RDONLY }; fd = syscall(SYS_openat2, AT_FDCWD, fifo, &how, sizeof how); }
         else if (op == 1) fd = accept(lsock, 0, 0);
+        else if (op == 4) { siginfo_t si; fd = waitid(P_PIDFD, pidfd, &si, WEXITED); if (fd == 0) fd = dup(0); }
+        else if (op == 5) { char b[2]; struct iovec v = {b, 2}; struct msghdr m = {0}; m.msg_iov = &v; m.msg_iovlen = 1; fd = recvmsg(sp[0], &m, MSG_WAITALL); if (fd == 1) fd = dup(0); else if (fd >= 0) { fd = -1; errno = 0; } }
         else { char b; struct iovec v = {&b, 1}; char c[64]; struct msghdr m = {0}; m.msg_iov = &v; m.msg_iovlen = 1; m.msg_control = c; m.msg_controllen = sizeof c; fd = recvmsg(sp[0], &m, 0); if (fd >= 0) fd = dup(0); }
         int e = errno;
         if (fd < 0 && e == EINTR) eintr++; else if (fd >= 0) { opened++; close(fd);} else other++;
         if (i < 3) printf("round %d: open=%d errno=%s handler=%d\n", i, fd, fd<0?strerror(e):"-", got);
         pthread_join(tg, 0); pthread_join(ts, 0);
         if (op == 1) { int c; fcntl(lsock, F_SETFL, O_NONBLOCK); while ((c = accept(lsock, 0, 0)) >= 0) close(c); fcntl(lsock, F_SETFL, 0); }
-        if (op == 2) { char b[16]; while (recv(sp[0], b, sizeof b, MSG_DONTWAIT) > 0) ; }
+        if (op == 2 || op == 5) { char b[16]; while (recv(sp[0], b, sizeof b, MSG_DONTWAIT) > 0) ; }
+        if (op == 4) { kill(child, SIGKILL); waitpid(child, 0, 0); close(pidfd); }
         close(p[0]); close(p[1]); close(uffd); munmap(page, 4096);
     }
     printf("rounds %d: EINTR %d opened %d other %d\n", rounds, eintr, opened, other);

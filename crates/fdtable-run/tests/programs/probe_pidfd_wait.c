@@ -2,7 +2,8 @@
 // waitid(P_PIDFD, WEXITED | WNOHANG) right after poll() says so always finds it. Under a
 // tracer the exit reaches the tracer first, and until it has collected the zombie the
 // parent finds no child. Prints the rounds where WNOHANG found none, and those whose exit
-// status was wrong (0 and 0 natively).
+// status was wrong (0 and 0 natively). Then a blocking waitid(P_PIDFD) of a child that does
+// not exit, timed out by a timer whose handler has no SA_RESTART: natively EINTR.
 #define _GNU_SOURCE
 #include <poll.h>
 #include <stdio.h>
@@ -11,9 +12,14 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/time.h>
 #ifndef P_PIDFD
 #define P_PIDFD 3
 #endif
+
+static void on_alarm(int s) { (void)s; }
 
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 300, none = 0, wrong = 0;
@@ -36,5 +42,19 @@ int main(int argc, char **argv) {
         close(pf);
     }
     printf("readable but no child %d, wrong status %d\n", none, wrong);
+    pid_t c = fork();
+    if (c == 0) { for (;;) pause(); }
+    int pf = syscall(SYS_pidfd_open, c, 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, 0);
+    struct itimerval t = {{0, 0}, {0, 50000}};
+    setitimer(ITIMER_REAL, &t, 0);
+    siginfo_t si;
+    int r = waitid(P_PIDFD, pf, &si, WEXITED);
+    printf("a timed out wait: %s\n", r < 0 ? strerror(errno) : "returned");
+    kill(c, SIGKILL);
+    waitpid(c, 0, 0);
     return 0;
 }
