@@ -29,28 +29,31 @@ pub fn notified(s: &Syscall) -> bool {
     matches!(s.effect, Effect::Trace | Effect::Async) || s.name == "pidfd_send_signal"
 }
 
-/// Whether the kernel's own call `s` may be interrupted by a signal and return
-/// `-ERESTARTSYS` (it may block: an open of a FIFO or a device, a receive, a lock, a driver's
-/// ioctl, a wait for a child). The others return it only when the signal came while the notification waited for
-/// the supervisor (`sup::events`, `restart_cut_call`).
-pub fn may_be_interrupted(s: &Syscall) -> bool {
-    matches!(
-        s.name,
-        "open"
-            | "openat"
-            | "openat2"
-            | "creat"
-            | "open_by_handle_at"
-            | "accept"
-            | "accept4"
-            | "recvmsg"
-            | "recvmmsg"
-            | "ioctl"
-            | "fcntl"
-            | "connect"
-            | "mq_open"
-            | "waitid"
-    )
+/// Whether the kernel's own call `s` with these arguments may be interrupted by a signal and
+/// return `-ERESTARTSYS` (it may block: an open of a FIFO or a device, a receive, a lock, a
+/// driver's ioctl, a wait for a child without `WNOHANG`). The others return it only when the
+/// signal came while the notification waited for the supervisor (`sup::events`,
+/// `restart_cut_call`).
+pub fn may_be_interrupted(s: &Syscall, args: &[u64; 6]) -> bool {
+    match s.name {
+        "waitid" => args[3] & libc::WNOHANG as u64 == 0,
+        name => matches!(
+            name,
+            "open"
+                | "openat"
+                | "openat2"
+                | "creat"
+                | "open_by_handle_at"
+                | "accept"
+                | "accept4"
+                | "recvmsg"
+                | "recvmmsg"
+                | "ioctl"
+                | "fcntl"
+                | "connect"
+                | "mq_open"
+        ),
+    }
 }
 
 /// Whether call `s` with these arguments waits without a timeout and fails with EINTR when

@@ -458,7 +458,8 @@ impl State {
         // A call that may block in the kernel, `CONTINUE`d at this address, was interrupted
         // there (or, in a loop, the next call at the same address was cut: left as it is).
         if continued == Some((r.orig_rax, r.rip))
-            && fdtable_syscalls::by_nr(r.orig_rax).is_some_and(crate::policy::may_be_interrupted)
+            && fdtable_syscalls::by_nr(r.orig_rax)
+                .is_some_and(|sc| crate::policy::may_be_interrupted(sc, &args))
         {
             return;
         }
