@@ -699,9 +699,31 @@ pub fn proc_dir_pid(dir: &OwnedFd) -> Option<i32> {
     text.split_whitespace().next()?.parse().ok()
 }
 
+/// `openat2`'s `resolve` flags.
+pub const RESOLVE_NO_XDEV: u64 = 0x01;
+/// `openat2`'s `resolve` flags.
+pub const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+/// `openat2`'s `resolve` flags.
+pub const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+/// `openat2`'s `resolve` flags.
+pub const RESOLVE_BENEATH: u64 = 0x08;
+/// `openat2`'s `resolve` flags.
+pub const RESOLVE_IN_ROOT: u64 = 0x10;
+
 /// `openat2(dir, name, flags | O_CLOEXEC)` beneath `dir`, crossing no mount and following no
 /// link.
 fn openat_beneath(dir: &OwnedFd, name: &std::ffi::CStr, flags: i32) -> Option<OwnedFd> {
+    let resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
+    openat2(dir, name, flags, resolve).ok()
+}
+
+/// `openat2(dir, name, flags | O_CLOEXEC)` with `resolve`.
+pub fn openat2(
+    dir: &OwnedFd,
+    name: &std::ffi::CStr,
+    flags: i32,
+    resolve: u64,
+) -> io::Result<OwnedFd> {
     use std::os::fd::AsRawFd;
     #[repr(C)]
     struct OpenHow {
@@ -709,14 +731,10 @@ fn openat_beneath(dir: &OwnedFd, name: &std::ffi::CStr, flags: i32) -> Option<Ow
         mode: u64,
         resolve: u64,
     }
-    const RESOLVE_NO_XDEV: u64 = 0x01;
-    const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-    const RESOLVE_BENEATH: u64 = 0x08;
     let how = OpenHow {
         flags: (flags | libc::O_CLOEXEC) as u64,
         mode: 0,
-        resolve: RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH,
+        resolve,
     };
     // SAFETY: `name` is a C string and `how` a valid `open_how` of the size given.
     let r = unsafe {
@@ -728,9 +746,27 @@ fn openat_beneath(dir: &OwnedFd, name: &std::ffi::CStr, flags: i32) -> Option<Ow
             std::mem::size_of::<OpenHow>(),
         )
     };
-    let fd = check(r).ok()?;
+    let fd = check(r)?;
     // SAFETY: a new descriptor, ours alone.
-    Some(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+/// Whether the socket `f` is listening (`SO_ACCEPTCONN`): a receive on it fails at once.
+pub fn is_listening(f: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut v: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `v` and `len` are valid for writes of an int and its size.
+    let r = unsafe {
+        libc::getsockopt(
+            f.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_ACCEPTCONN,
+            (&raw mut v).cast(),
+            &mut len,
+        )
+    };
+    r == 0 && v != 0
 }
 
 /// The real and effective user ids of this process.

@@ -966,6 +966,12 @@ fn a_blocking_call_a_signal_cuts_before_the_supervisor_reads_it_fails_as_nativel
         // program timing it out hung).
         ("4", "0", "4", "rounds 4: EINTR 4 opened 0 other 0\n"),
         ("4", "1", "4", "rounds 4: EINTR 0 opened 4 other 0\n"),
+        // The FIFO by `/proc/self/fd/N` (round 16: looked up in the supervisor's own table,
+        // where `self` is the supervisor: restarted, and with no writer, hung; and the
+        // answer told the program what the supervisor's descriptor N was), and an `O_RDWR`
+        // open of a FIFO, which never waits (round 16: left interrupted).
+        ("4", "0", "6", "rounds 4: EINTR 4 opened 0 other 0\n"),
+        ("4", "0", "7", "rounds 4: EINTR 0 opened 4 other 0\n"),
     ] {
         let name = format!("cut-blocking-{op}-{restart}");
         let r = same(&name, &[&p, rounds, restart, op], &[], |_| {});

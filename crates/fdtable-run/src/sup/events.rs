@@ -573,43 +573,40 @@ impl State {
 fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> bool {
     const MSG_DONTWAIT: u64 = libc::MSG_DONTWAIT as u64;
     let copy = |fd: u64| sys::task_getfd(tid, tgid, fd as u32).ok();
+    // Memory the call reads first: not readable at all (EFAULT), the call fails at once; not
+    // read in time, it may still be readable.
+    let readable = |addr: u64, len: usize| {
+        crate::mem::read_timed_or(Pid::from_raw(tid), addr, len, crate::mem::READ_DEADLINE)
+            != Err(false)
+    };
     let fifo = |dirfd: Option<i32>, path: u64, flags: u64| {
-        if flags & libc::O_NONBLOCK as u64 != 0 {
+        // Opens of a FIFO that never wait: non-blocking, read-write, `O_PATH`, and
+        // `O_DIRECTORY` (ENOTDIR).
+        let never = libc::O_NONBLOCK | libc::O_PATH | libc::O_DIRECTORY;
+        if flags & never as u64 != 0 || flags & libc::O_ACCMODE as u64 == libc::O_RDWR as u64 {
             return false;
         }
-        let Some(path) = crate::mem::read_path(tid, path) else {
-            return false;
-        };
-        // The path's bytes as they are (not necessarily UTF-8), below the task's root (every
-        // leading slash stripped, so that the join cannot leave it), working directory or
-        // directory descriptor.
-        use std::os::unix::ffi::OsStrExt;
-        let slashes = path.iter().take_while(|&&c| c == b'/').count();
-        let base = match dirfd {
-            _ if slashes > 0 => format!("/proc/{tid}/root"),
-            None | Some(libc::AT_FDCWD) => format!("/proc/{tid}/cwd"),
-            Some(d) => format!("/proc/{tid}/fd/{d}"),
-        };
-        let full = std::path::Path::new(&base).join(std::ffi::OsStr::from_bytes(&path[slashes..]));
-        let meta = if flags & libc::O_NOFOLLOW as u64 != 0 {
-            std::fs::symlink_metadata(&full)
-        } else {
-            std::fs::metadata(&full)
-        };
-        use std::os::unix::fs::FileTypeExt;
-        meta.is_ok_and(|m| m.file_type().is_fifo())
+        crate::mem::read_path(tid, path).is_some_and(|p| is_task_fifo(tid, dirfd, &p, flags))
     };
     match name {
         "accept" | "accept4" => copy(args[0]).is_some_and(|f| sys::read_would_block(&f)),
-        "recvmsg" if args[2] & MSG_DONTWAIT == 0 => copy(args[0]).is_some_and(|f| {
-            sys::read_would_block(&f) || recvmsg_waits_for_more(tid, &f, args[1], args[2])
-        }),
-        "recvmmsg" if args[3] & MSG_DONTWAIT == 0 => copy(args[0]).is_some_and(|f| {
-            sys::read_would_block(&f)
-                || (args[2] >= 2
-                    && args[3] & libc::MSG_WAITFORONE as u64 == 0
-                    && sys::is_blocking(&f))
-        }),
+        // A receive that fails at once (a listening socket, a header it cannot read, no
+        // message asked for) never waits.
+        "recvmsg" if args[2] & MSG_DONTWAIT == 0 && readable(args[1], 56) => copy(args[0])
+            .is_some_and(|f| {
+                !sys::is_listening(&f)
+                    && (sys::read_would_block(&f)
+                        || recvmsg_waits_for_more(tid, &f, args[1], args[2]))
+            }),
+        "recvmmsg" if args[3] & MSG_DONTWAIT == 0 && args[2] > 0 && readable(args[1], 64) => {
+            copy(args[0]).is_some_and(|f| {
+                !sys::is_listening(&f)
+                    && (sys::read_would_block(&f)
+                        || (args[2] >= 2
+                            && args[3] & libc::MSG_WAITFORONE as u64 == 0
+                            && sys::is_blocking(&f)))
+            })
+        }
         "waitid" => waitid_would_block(tid, tgid, args),
         "open" => fifo(None, args[0], args[1]),
         "creat" => fifo(None, args[0], libc::O_WRONLY as u64),
@@ -631,6 +628,68 @@ fn cut_call_would_block(tid: i32, tgid: i32, name: &str, args: &[u64; 6]) -> boo
         }
         _ => false,
     }
+}
+
+/// Whether `path` (a path argument of task `tid`, relative to `dirfd` or its working
+/// directory) names a FIFO, looked up as the task would:
+/// - the task's own descriptors by their usual names (`/proc/self/fd/N`,
+///   `/proc/thread-self/fd/N`, `/dev/fd/N`, `/dev/stdin`...), whose `self` would be the
+///   supervisor's if looked up here, are the task's descriptor N (`/proc/<tid>/fd/N`);
+/// - an absolute path below the task's root (`RESOLVE_IN_ROOT`: its absolute links stay
+///   there), a relative one below its directory;
+/// - through no other procfs link (`RESOLVE_NO_MAGICLINKS`): such a link (`/proc/self/...`
+///   reached another way) would resolve in the supervisor's view, so the path counts as not a
+///   FIFO, whatever the supervisor's own descriptors are.
+fn is_task_fifo(tid: i32, dirfd: Option<i32>, path: &[u8], flags: u64) -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let parts: Vec<&[u8]> = path
+        .split(|&c| c == b'/')
+        .filter(|c| !c.is_empty() && *c != b".")
+        .collect();
+    let absolute = path.first() == Some(&b'/');
+    let own_fd = |n: &[u8]| {
+        std::str::from_utf8(n)
+            .ok()
+            .and_then(|n| n.parse::<u32>().ok())
+    };
+    let own = match parts.as_slice() {
+        _ if !absolute => None,
+        [b"proc", b"self" | b"thread-self", b"fd", n] | [b"dev", b"fd", n] => own_fd(n),
+        [b"dev", b"stdin"] => Some(0),
+        [b"dev", b"stdout"] => Some(1),
+        [b"dev", b"stderr"] => Some(2),
+        _ => None,
+    };
+    if let Some(n) = own {
+        return std::fs::metadata(format!("/proc/{tid}/fd/{n}"))
+            .is_ok_and(|m| m.file_type().is_fifo());
+    }
+    let (base, resolve) = match dirfd {
+        _ if absolute => (format!("/proc/{tid}/root"), sys::RESOLVE_IN_ROOT),
+        None | Some(libc::AT_FDCWD) => (format!("/proc/{tid}/cwd"), 0),
+        Some(d) => (format!("/proc/{tid}/fd/{d}"), 0),
+    };
+    let Ok(base) = std::fs::File::open(&base) else {
+        return false;
+    };
+    let rel: Vec<u8> = if absolute {
+        path.iter().skip_while(|&&c| c == b'/').copied().collect()
+    } else {
+        path.to_vec()
+    };
+    let Ok(rel) = std::ffi::CString::new(if rel.is_empty() { b".".to_vec() } else { rel }) else {
+        return false;
+    };
+    let mut open = libc::O_PATH;
+    if flags & libc::O_NOFOLLOW as u64 != 0 {
+        open |= libc::O_NOFOLLOW;
+    }
+    let base: std::os::fd::OwnedFd = base.into();
+    sys::openat2(&base, &rel, open, resolve | sys::RESOLVE_NO_MAGICLINKS)
+        .ok()
+        .map(std::fs::File::from)
+        .and_then(|f| f.metadata().ok())
+        .is_some_and(|m| m.file_type().is_fifo())
 }
 
 /// A `recvmsg(fd, msg, flags)` on the stream socket `f` (a copy of `fd`) that finds data
