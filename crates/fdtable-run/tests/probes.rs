@@ -972,6 +972,10 @@ fn a_blocking_call_a_signal_cuts_before_the_supervisor_reads_it_fails_as_nativel
         // open of a FIFO, which never waits (round 16: left interrupted).
         ("4", "0", "6", "rounds 4: EINTR 4 opened 0 other 0\n"),
         ("4", "0", "7", "rounds 4: EINTR 0 opened 4 other 0\n"),
+        // Receives that return or fail at once (round 16: left interrupted, as `poll` found
+        // nothing to read).
+        ("4", "0", "8", "rounds 4: EINTR 0 opened 4 other 0\n"),
+        ("4", "0", "9", "rounds 4: EINTR 0 opened 0 other 4\n"),
     ] {
         let name = format!("cut-blocking-{op}-{restart}");
         let r = same(&name, &[&p, rounds, restart, op], &[], |_| {});

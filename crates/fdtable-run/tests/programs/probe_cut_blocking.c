@@ -9,7 +9,8 @@
 // of 2 bytes with 1 queued: natively the call takes the byte, waits for the second, and the
 // signal makes it return 1; a call restarted instead returns 2, counted as "other"; 6 open
 // of /proc/self/fd/N, N a FIFO's read end opened O_NONBLOCK with no writer: blocks, as the
-// FIFO's own path; 7 open(FIFO, O_RDWR): never blocks)
+// FIFO's own path; 7 open(FIFO, O_RDWR): never blocks; 8 recvmmsg of no message and 9
+// recvmsg on a listening socket: return (0) or fail (EINVAL) at once)
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,8 @@ int main(int argc, char **argv){
         else if (op == 3) { struct open_how how = { .flags = O_RDONLY }; fd = syscall(SYS_openat2, AT_FDCWD, fifo, &how, sizeof how); }
         else if (op == 1) fd = accept(lsock, 0, 0);
         else if (op == 6) fd = open(self, O_RDONLY);
+        else if (op == 8) { struct mmsghdr mm[1]; memset(mm, 0, sizeof mm); fd = syscall(SYS_recvmmsg, sp[0], mm, 0, 0, (void *)0); if (fd == 0) fd = dup(0); }
+        else if (op == 9) { char b; struct iovec v = {&b, 1}; struct msghdr m = {0}; m.msg_iov = &v; m.msg_iovlen = 1; fd = recvmsg(lsock, &m, 0); }
         else if (op == 7) fd = open(fifo, O_RDWR);
         else if (op == 4) { siginfo_t si; fd = waitid(P_PIDFD, pidfd, &si, WEXITED); if (fd == 0) fd = dup(0); }
         else if (op == 5) { char b[2]; struct iovec v = {b, 2}; struct msghdr m = {0}; m.msg_iov = &v; m.msg_iovlen = 1; fd = recvmsg(sp[0], &m, MSG_WAITALL); if (fd == 1) fd = dup(0); else if (fd >= 0) { fd = -1; errno = 0; } }
