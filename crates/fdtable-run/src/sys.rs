@@ -636,21 +636,7 @@ pub fn is_blocking(f: &OwnedFd) -> bool {
 /// `None` for any other file, or if either cannot be read.
 pub fn stream_waiting(f: &OwnedFd) -> Option<(usize, usize)> {
     use std::os::fd::AsRawFd;
-    let opt = |name: libc::c_int| {
-        let mut v: libc::c_int = 0;
-        let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: `v` and `len` are valid for writes of an int and its size.
-        let r = unsafe {
-            libc::getsockopt(
-                f.as_raw_fd(),
-                libc::SOL_SOCKET,
-                name,
-                (&raw mut v).cast(),
-                &mut len,
-            )
-        };
-        (r == 0).then_some(v)
-    };
+    let opt = |name| sockopt_int(f, name);
     if opt(libc::SO_TYPE)? != libc::SOCK_STREAM {
         return None;
     }
@@ -753,6 +739,11 @@ pub fn openat2(
 
 /// Whether the socket `f` is listening (`SO_ACCEPTCONN`): a receive on it fails at once.
 pub fn is_listening(f: &OwnedFd) -> bool {
+    sockopt_int(f, libc::SO_ACCEPTCONN).is_some_and(|v| v != 0)
+}
+
+/// `getsockopt(f, SOL_SOCKET, name)` of an `int` option; `None` if it fails.
+fn sockopt_int(f: &OwnedFd, name: libc::c_int) -> Option<libc::c_int> {
     use std::os::fd::AsRawFd;
     let mut v: libc::c_int = 0;
     let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
@@ -761,12 +752,12 @@ pub fn is_listening(f: &OwnedFd) -> bool {
         libc::getsockopt(
             f.as_raw_fd(),
             libc::SOL_SOCKET,
-            libc::SO_ACCEPTCONN,
+            name,
             (&raw mut v).cast(),
             &mut len,
         )
     };
-    r == 0 && v != 0
+    (r == 0).then_some(v)
 }
 
 /// The real and effective user ids of this process.
