@@ -10,9 +10,11 @@ print("limit", resource.getrlimit(resource.RLIMIT_NOFILE)[0])
 fds = [os.dup(1) for _ in range(100)]
 print("dups", len(fds), "highest", max(fds))
 '; }
+# Kept: bash unsets P_PID once the coprocess has exited, which may be before the `wait`.
+pid=$P_PID
 # Until the sibling waits in its read (its own limit is then set).
-until grep -q '^State:.*S' /proc/$P_PID/status 2>/dev/null && [ "$(readlink /proc/$P_PID/exe)" != "$(readlink /proc/$$/exe)" ]; do sleep 0.01; done
-prlimit --pid "$P_PID" --nofile=4000: && echo raised
+until grep -q '^State:.*S' /proc/$pid/status 2>/dev/null && [ "$(readlink /proc/$pid/exe)" != "$(readlink /proc/$$/exe)" ]; do sleep 0.01; done
+prlimit --pid "$pid" --nofile=4000: && echo raised
 echo go >&"${P[1]}"
 cat <&"${P[0]}"
-wait "$P_PID"
+wait "$pid"
