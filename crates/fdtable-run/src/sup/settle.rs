@@ -287,9 +287,17 @@ impl State {
     #[must_use]
     pub fn adopt(&mut self, tid: i32, n: u32, e: Expect, contended: bool) -> bool {
         let mut cloexec = e.cloexec;
-        if self.table(tid).is_some_and(|t| t.bits.contains(&n)) {
-            // Its bit is the kernel's to say ([`super::table::Table::bits`]).
-            cloexec = None;
+        if let Some(t) = self.table(tid) {
+            if t.busy.contains_key(&n) {
+                // Another call in flight names `n` (an `F_SETFD` decided while `n` was
+                // uncertain): it may run after the bit is read here, on what was installed
+                // meanwhile, so the bit is read again once the table is quiet.
+                t.bits.insert(n);
+            }
+            if t.bits.contains(&n) {
+                // Its bit is the kernel's to say ([`super::table::Table::bits`]).
+                cloexec = None;
+            }
         }
         let mut opath = e.opath;
         if contended || cloexec.is_none() {

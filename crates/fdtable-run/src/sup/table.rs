@@ -65,9 +65,10 @@ pub struct Table {
     /// (left out of `--check-tables`).
     pub busy: std::collections::HashMap<u32, u32>,
     /// Numbers whose close-on-exec bit a call changed while another call of the table that
-    /// may change it was in flight: the kernel may run the two in the other order, so the
-    /// bit is the kernel's (`F_GETFD` runs in the kernel; read from `fdinfo` when the table
-    /// is quiet).
+    /// may change it was in flight, or that were adopted from the kernel while a call in
+    /// flight names them (an `F_SETFD` may run after the adoption read the bit): the kernel
+    /// may run the two in the other order, so the bit is the kernel's (`F_GETFD` runs in the
+    /// kernel; read from `fdinfo` when the table is quiet).
     pub bits: std::collections::BTreeSet<u32>,
     /// `close_range(CLOSE_RANGE_CLOEXEC)` calls in flight: (task, first, last). A number in
     /// such a range that another call installs while it is in flight (a `dup2` onto a number

@@ -8,6 +8,9 @@
  * dup3: the setter is dup3(0, n, O_CLOEXEC). dup2free: 5..9 are closed before each round;
  * one thread dup2s onto them while the other runs close_range(5, 9, CLOSE_RANGE_CLOEXEC),
  * which sets the bit of those the dup2s installed before it ran.
+ * churn: four threads open /dev/null (with O_CLOEXEC or not), dup2 it onto 20..29, close it
+ * or leave it, close any of 3..42 and set or clear the bit of any with F_SETFD, ITERS times;
+ * then every number below 64 is compared, and the table emptied for the next round.
  * Prints "MODE: F_GETFD differs from fdinfo in R1 of R rounds".
  */
 #define _GNU_SOURCE
@@ -43,6 +46,21 @@ static void *setter(void *u) {
     }
     return NULL;
 }
+static void *churner(void *u) {
+    unsigned seed = (unsigned)(long)u * 7919u + 1;
+    pthread_barrier_wait(&bar);
+    for (int i = 0; i < iters; i++) {
+        int a = open("/dev/null", O_RDONLY | (rand_r(&seed) & 1 ? O_CLOEXEC : 0));
+        if (a >= 0) {
+            dup2(a, 20 + rand_r(&seed) % 10);
+            if (rand_r(&seed) & 1) close(a);
+        }
+        int c = 3 + rand_r(&seed) % 40;
+        if (rand_r(&seed) % 3 == 0) close(c);
+        if (rand_r(&seed) % 5 == 0) fcntl(c, F_SETFD, rand_r(&seed) & 1);
+    }
+    return NULL;
+}
 static int kbit(int n) {
     char p[64], l[128];
     snprintf(p, sizeof p, "/proc/self/fdinfo/%d", n);
@@ -60,12 +78,29 @@ int main(int argc, char **argv) {
     fion = !strcmp(m, "fionclex");
     viadup = !strcmp(m, "dup3");
     freedup = !strcmp(m, "dup2free");
+    int churn = !strcmp(m, "churn");
     int rounds = argc > 2 ? atoi(argv[2]) : 500;
     iters = argc > 3 ? atoi(argv[3]) : 1;
     for (int n = 5; n < 10; n++) dup3(0, n, O_CLOEXEC);
-    pthread_barrier_init(&bar, NULL, 2);
+    pthread_barrier_init(&bar, NULL, churn ? 4 : 2);
     int bad = 0;
-    for (int k = 0; k < rounds; k++) {
+    for (int k = 0; churn && k < rounds; k++) {
+        pthread_t t[4];
+        for (long j = 0; j < 4; j++) pthread_create(&t[j], NULL, churner, (void *)(k * 4 + j));
+        for (int j = 0; j < 4; j++) pthread_join(t[j], NULL);
+        int d = 0;
+        for (int n = 3; n < 64; n++) {
+            char p[64], l[256];
+            snprintf(p, sizeof p, "/proc/self/fd/%d", n);
+            int present = readlink(p, l, sizeof l) >= 0;
+            int g = fcntl(n, F_GETFD);
+            int diff = g < 0 ? present : g != kbit(n);
+            if (diff) { d = 1; if (getenv("V")) fprintf(stderr, "round %d: %d F_GETFD %d\n", k, n, g); }
+        }
+        bad += d;
+        syscall(SYS_close_range, 3, ~0U, 0);
+    }
+    for (int k = 0; !churn && k < rounds; k++) {
         pthread_t a, b;
         if (freedup)
             for (int n = 5; n < 10; n++) close(n);
