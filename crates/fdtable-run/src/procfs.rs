@@ -182,13 +182,15 @@ pub fn children_of(tgid: i32, tid: i32) -> Vec<i32> {
 
 /// The numeric entries of /proc: every process.
 pub fn pids() -> Vec<i32> {
-    std::fs::read_dir("/proc").map_or_else(
-        |_| Vec::new(),
-        |d| {
-            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                .collect()
-        },
-    )
+    pids_iter().collect()
+}
+
+/// [`pids`], read as they are used (a search that stops early reads less of `/proc`).
+pub fn pids_iter() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
 }
 
 /// The descriptors of the calling process that are open and not close-on-exec: what a

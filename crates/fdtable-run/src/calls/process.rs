@@ -107,6 +107,17 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         );
         return Reply::Errno(libc::EPERM);
     }
+    let caller = st.tasks.get(&tid).map_or(tid, |t| t.tgid);
+    let others = |p: i32| p > 1 && p != caller && !st.outside.contains(&p);
+    if sig == 0 {
+        // The kernel's answer counts processes, refused ones included, and a check signal
+        // fails only with EPERM, which it does not report: whether there is anybody else.
+        return if procfs::pids_iter().any(others) {
+            Reply::Value(0)
+        } else {
+            Reply::Errno(libc::ESRCH)
+        };
+    }
     // The supervisor signals with its own credentials: for a caller that has not the same,
     // it signals only the processes the caller may (the kernel's `kill_ok_by_cred`: one of
     // the caller's real and effective user ids is the target's real or saved one), and
@@ -120,18 +131,18 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
             || matches!((caller_ids, procfs::all_uids(p)), (Some((r, e)), Some((tr, _, ts)))
                 if [r, e].iter().any(|&u| u == tr || u == ts))
     };
-    let caller = st.tasks.get(&tid).map_or(tid, |t| t.tgid);
     let (mut count, mut ret) = (0, 0);
     for p in procfs::pids() {
-        if p <= 1 || p == caller || st.outside.contains(&p) {
+        if !others(p) {
             continue;
         }
         count += 1;
         if !may(p) {
             continue;
         }
+        // As `kill_something_info`: the last answer other than EPERM is the call's.
         match sys::kill(p, sig) {
-            Ok(()) => {}
+            Ok(()) => ret = 0,
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
             Err(e) => ret = e.raw_os_error().unwrap_or(0),
         }
