@@ -85,6 +85,16 @@ fn resolve(cmd: &OsString) -> Option<PathBuf> {
 pub fn run(args: RunArgs) -> i32 {
     let signals = sys::CallerSignals::capture();
     let inherited = procfs::inherited_fds();
+    // A descriptor whose read() installs descriptors unseen (`sup::foreign`) cannot be
+    // kept identical from the start.
+    for &fd in &inherited {
+        if let Some(what) = procfs::installs_on_read(0, fd as u32) {
+            say(format!(
+                "descriptor {fd} is {what}: its read() would install descriptors the supervisor cannot see; close it (or make it close-on-exec) before fdtable run"
+            ));
+            return 125;
+        }
+    }
     if !sys::is_single_threaded() {
         say("fdtable run must be single-threaded to fork");
         return 125;

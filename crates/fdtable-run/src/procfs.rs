@@ -56,6 +56,37 @@ pub fn fd_target(tid: i32, fd: u32) -> Option<String> {
         .map(|p| p.to_string_lossy().into_owned())
 }
 
+/// What descriptor `fd` of task `tid` (0: this process) is, if its `read()` installs
+/// descriptors inside the kernel, where no call the supervisor sees announces them: a
+/// fanotify group whose events carry descriptors (its `fanotify flags:`, as
+/// `fanotify_init` took them; [`fdtable_syscalls::consts::fanotify_read_installs`]), or a
+/// userfaultfd with fork events (the features of its `API:` line). `None` for any other
+/// file, or one that cannot be read.
+pub fn installs_on_read(tid: i32, fd: u32) -> Option<&'static str> {
+    let dir = if tid == 0 {
+        "self".to_string()
+    } else {
+        tid.to_string()
+    };
+    let link = std::fs::read_link(format!("/proc/{dir}/fd/{fd}")).ok()?;
+    let kind = link.to_str()?.strip_prefix("anon_inode:")?.to_string();
+    if kind != "[fanotify]" && kind != "[userfaultfd]" {
+        return None;
+    }
+    let text = std::fs::read_to_string(format!("/proc/{dir}/fdinfo/{fd}")).ok()?;
+    if kind == "[fanotify]" {
+        let flags = field(&text, "fanotify flags:")?.split_whitespace().next()?;
+        let flags = u64::from_str_radix(flags, 16).ok()?;
+        fdtable_syscalls::consts::fanotify_read_installs(flags)
+            .then_some("a fanotify group whose events carry descriptors")
+    } else {
+        let features = field(&text, "API:")?.split(':').nth(1)?;
+        let features = u64::from_str_radix(features, 16).ok()?;
+        (features & fdtable_syscalls::consts::UFFD_FEATURE_EVENT_FORK != 0)
+            .then_some("a userfaultfd with fork events (UFFD_FEATURE_EVENT_FORK)")
+    }
+}
+
 /// The thread-group id of task `tid` (`Tgid:` of its status).
 pub fn tgid_of(tid: i32) -> Option<i32> {
     let text = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;

@@ -42,6 +42,8 @@ pub fn create(st: &mut State, tid: i32, sc: &Syscall, c: Create, args: &[u64; 6]
         cloexec,
         opath,
         origin,
+        // Another process's descriptor, of any kind.
+        foreign: name == "pidfd_getfd",
         ..Expect::default()
     };
     st.nofile_to_decide(tid);

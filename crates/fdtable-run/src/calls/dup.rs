@@ -72,7 +72,7 @@ pub fn dup(st: &mut State, tid: i32, old: u32, from: Option<u32>, cloexec: bool)
                 cloexec: Some(cloexec),
                 opath: e_opath(st, tid, n),
                 origin,
-                pending: Vec::new(),
+                ..Expect::default()
             };
             st.make_uncertain(tid, n, e);
             st.in_flight(tid, Settle::Numbers, vec![n]);
@@ -84,7 +84,7 @@ pub fn dup(st: &mut State, tid: i32, old: u32, from: Option<u32>, cloexec: bool)
         cloexec: Some(cloexec),
         opath: src.as_ref().and_then(|d| d.opath.get().copied()),
         origin,
-        pending: Vec::new(),
+        ..Expect::default()
     };
     let got = st
         .reserve(tid, from.unwrap_or(0), 1, &e)

@@ -12,6 +12,7 @@ pub mod check;
 pub mod early;
 pub mod events;
 pub mod exec;
+pub mod foreign;
 pub mod settle;
 pub mod table;
 pub mod track;

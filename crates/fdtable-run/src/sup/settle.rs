@@ -327,6 +327,9 @@ impl State {
             let _ = task.files.set_close_on_exec(n, cloexec.unwrap_or(false));
             let _ = task.files.set_fd_payload(n, e.origin);
         }
+        if e.foreign || contended {
+            self.check_foreign(tid, n);
+        }
         // `--check-tables` compares it at the task's next stop, as a number its call changed.
         if self.cfg.check_tables
             && let Some(task) = self.tasks.get_mut(&tid)
@@ -358,6 +361,7 @@ impl State {
                     let e = Expect {
                         cloexec,
                         origin,
+                        foreign: true,
                         ..Expect::default()
                     };
                     if !self.adopt(tid, n, e, false) {

@@ -39,6 +39,9 @@ pub struct Expect {
     /// The tasks whose calls in flight (a close, a dup onto it) may not have changed the
     /// kernel's entry yet: until they are back, an installed entry may be the old one.
     pub pending: Vec<i32>,
+    /// The descriptor may come from another process (`SCM_RIGHTS`, `pidfd_getfd`): what it
+    /// is gets checked when it is adopted ([`crate::procfs::installs_on_read`]).
+    pub foreign: bool,
 }
 
 /// The record of one table.
