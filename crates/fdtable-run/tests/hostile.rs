@@ -317,7 +317,8 @@ fn a_descriptor_whose_read_installs_descriptors_from_outside_is_refused() {
     // start, or sent at run time by an unsupervised process, its read() put numbers the
     // library never gave in the table (round 17 of the red team). One inherited is now
     // refused by `fdtable run` (125, naming it); one received kills the processes using the
-    // table at their next call, with a note, before anything of the table is decided again.
+    // table, with a note, when the library adopts its number (the receiving task's next
+    // call, or the table read whole from the kernel).
     let Some(p) = cc("probe_foreign.c", &build_dir()) else {
         return;
     };
@@ -350,5 +351,16 @@ fn a_descriptor_whose_read_installs_descriptors_from_outside_is_refused() {
             "{kind}: {}",
             r.stderr
         );
+        // Another thread executes as soon as it is installed, while the receiving thread's
+        // call is not settled yet: the exec's table, read from the kernel, has it (round 18:
+        // the new image ran and read it).
+        let n = native(&[&p, "sender", kind, &p, "receive-exec"], &dir, &[]);
+        assert_eq!(n.stdout, "executed, open: 5\nexit 0\n", "{kind}: {n:#?}");
+        let r = native(
+            &[&p, "sender", kind, bin, "--", &p, "receive-exec"],
+            &dir,
+            &[],
+        );
+        assert_eq!(r.stdout, "killed by signal 9\n", "{kind}: {r:#?}");
     }
 }

@@ -612,12 +612,18 @@ impl State {
             return;
         };
         let new = Fdt::new();
+        // Numbers the library did not have: what another task's call left there (an exec
+        // that ended a thread's `recvmsg` before it was settled), perhaps another process's.
+        let mut unknown = Vec::new();
         for (&n, &f) in list.iter().zip(&flags) {
             let (file, payload) = match task.files.fd_state(n) {
                 FdState::Installed { .. } => {
                     (task.files.fget(n), task.files.fd_payload(n).unwrap_or(0))
                 }
-                _ => (None, 0),
+                _ => {
+                    unknown.push(n);
+                    (None, 0)
+                }
             };
             let file = file.unwrap_or_else(|| FileRef::new(Desc::new(Some(f & O_PATH != 0))));
             if new.alloc_fd(n, n as u64 + 1, 0).is_ok() && new.fd_install(n, file).is_ok() {
@@ -631,6 +637,9 @@ impl State {
         drop(old);
         self.leave(old_key, tid);
         self.tables.insert(new_key, super::table::Table::new());
+        for n in unknown {
+            self.check_foreign(tid, n);
+        }
     }
 
     /// Reads `tid`'s shared table from the kernel after a call that installs an unknown number

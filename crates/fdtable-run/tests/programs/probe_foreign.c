@@ -7,6 +7,9 @@
  *   probe_foreign sender KIND CMD...   starts a child outside CMD that makes one and sends
  *                                      it over the Unix socket at CMD's descriptor 3
  *   probe_foreign receive              receives it, then opens /dev/null
+ *   probe_foreign receive-exec         one thread receives it and sleeps; another, as soon as
+ *                                      it is installed, executes this program (after-exec),
+ *                                      which prints and opens /dev/null
  *
  * outer/sender print "unsupported: ..." and exit 0 where the object cannot be made here
  * (fanotify needs CAP_SYS_ADMIN). receive prints what it received and what open returned.
@@ -15,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +44,34 @@ static int make(const char *kind) {
     return u;
 }
 
+static void *receive_and_sleep(void *u) {
+    (void)u;
+    char c;
+    struct iovec iv = {&c, 1};
+    union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr h; } cu;
+    struct msghdr mh = {.msg_iov = &iv, .msg_iovlen = 1, .msg_control = cu.b,
+                        .msg_controllen = sizeof cu.b};
+    recvmsg(3, &mh, 0);
+    for (;;) pause();
+    return NULL;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "after-exec")) {
+        printf("executed, open: %d\n", open("/dev/null", O_RDONLY));
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "receive-exec")) {
+        alarm(20); /* never waits forever for the descriptor */
+        pthread_t t;
+        pthread_create(&t, NULL, receive_and_sleep, NULL);
+        /* F_GETFL is not a call the supervisor sees: it learns of the received descriptor
+         * only when the receiving thread makes its next call, which it never does. */
+        while (fcntl(4, F_GETFL) < 0) {
+        }
+        execl("/proc/self/exe", argv[0], "after-exec", (char *)NULL);
+        return 127;
+    }
     if (argc > 1 && !strcmp(argv[1], "receive")) {
         char c;
         struct iovec iv = {&c, 1};
