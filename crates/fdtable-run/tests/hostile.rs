@@ -318,7 +318,7 @@ fn a_descriptor_whose_read_installs_descriptors_from_outside_is_refused() {
     // library never gave in the table (round 17 of the red team). One inherited is now
     // refused by `fdtable run` (125, naming it); one received kills the processes using the
     // table, with a note, when the library adopts its number (the receiving task's next
-    // call, or the table read whole from the kernel).
+    // call, or the table read whole from the kernel), and a child that copied the table.
     let Some(p) = cc("probe_foreign.c", &build_dir()) else {
         return;
     };
@@ -362,5 +362,24 @@ fn a_descriptor_whose_read_installs_descriptors_from_outside_is_refused() {
             &[],
         );
         assert_eq!(r.stdout, "killed by signal 9\n", "{kind}: {r:#?}");
+        // A fork right after receiving it (the fork's event settles the receive): the child,
+        // with a copy of the table, ran and could read it (round 18); it is killed too.
+        let n = native(&[&p, "sender", kind, &p, "receive-fork"], &dir, &[]);
+        assert_eq!(
+            n.stdout, "child open: 5\nchild exit 0\nexit 0\n",
+            "{kind}: {n:#?}"
+        );
+        let r = native(
+            &[&p, "sender", kind, bin, "--", &p, "receive-fork"],
+            &dir,
+            &[],
+        );
+        assert_eq!(r.stdout, "killed by signal 9\n", "{kind}: {r:#?}");
+        assert!(
+            r.stderr
+                .contains("created with a copy of a table holding a refused descriptor"),
+            "{kind}: {}",
+            r.stderr
+        );
     }
 }

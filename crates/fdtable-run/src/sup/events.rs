@@ -278,6 +278,9 @@ impl State {
             let nofile = sys::nofile_of(child).unwrap_or(nofile);
             self.procs.insert(tgid, Proc::new(nofile, dumpable));
         }
+        // A table holding a descriptor refused as the parent's call settled (above): the
+        // child, stopped, never runs.
+        let refused = self.refuse_copy(child, &files);
         self.tasks.insert(
             child,
             Task::new(child, tgid, files, inherited_exec_events, shares),
@@ -291,7 +294,7 @@ impl State {
             }
         }
         self.stats.tasks += 1;
-        if new_table && busy {
+        if new_table && busy && !refused {
             // Other tasks may have changed the parent's table while the kernel copied it:
             // the child's copy is read from the kernel (the child is stopped).
             self.rebuild(child);

@@ -4,28 +4,33 @@
 //! `read()` runs unseen (it only uses a descriptor), so what it installs could never be
 //! kept in the library's table. The program cannot make such objects itself (`fanotify_init`
 //! of one and `UFFDIO_API` with `UFFD_FEATURE_EVENT_FORK` are refused); one received is
-//! found when its number is adopted, and every process using the table is killed before
-//! any of its calls is decided again. One inherited at start is refused by `fdtable run`
-//! itself (`cli::run`).
+//! found when its number is adopted (or first seen in a table read whole from the kernel),
+//! and every process whose table holds it is killed, a child that copies such a table
+//! (stopped at its creation) too. One inherited at start is refused by `fdtable run` itself
+//! (`cli::run`).
 
-use super::{State, key_of};
+use super::{Fdt, State, key_of};
 use crate::{procfs, sys};
+use std::sync::atomic::Ordering;
 
 impl State {
     /// Descriptor `n`, just adopted in `tid`'s table from the kernel, may be another
-    /// process's: if its `read()` installs descriptors, the processes using the table are
-    /// killed, with a note.
+    /// process's: if its `read()` installs descriptors, it is marked refused and every
+    /// process whose table holds it is killed, with a note.
     pub fn check_foreign(&mut self, tid: i32, n: u32) {
         let Some(what) = procfs::installs_on_read(tid, n) else {
             return;
         };
-        let Some(key) = self.key(tid) else {
-            return;
-        };
+        if let Some(d) = self.tasks.get(&tid).and_then(|t| t.files.fget(n)) {
+            // ORDERING: Relaxed; the supervisor's state is read and written under its lock.
+            d.refused.store(true, Ordering::Relaxed);
+            self.refused += 1;
+        }
+        let key = self.key(tid);
         let mut procs: Vec<i32> = self
             .tasks
             .values()
-            .filter(|t| key_of(&t.files) == key)
+            .filter(|t| Some(key_of(&t.files)) == key || holds_refused(&t.files))
             .map(|t| t.tgid)
             .collect();
         procs.sort_unstable();
@@ -42,4 +47,28 @@ impl State {
             let _ = sys::kill(p, libc::SIGKILL);
         }
     }
+
+    /// A task just created (stopped at its creation) with table `files`: killed if the
+    /// table holds a refused description (its parent was killed for it as the copy was
+    /// made). True if it was.
+    pub fn refuse_copy(&mut self, child: i32, files: &Fdt) -> bool {
+        if self.refused == 0 || !holds_refused(files) {
+            return false;
+        }
+        self.note(format!(
+            "process {child} was created with a copy of a table holding a refused descriptor; killed"
+        ));
+        let _ = sys::kill(child, libc::SIGKILL);
+        true
+    }
+}
+
+/// Whether `files` holds a description marked refused.
+fn holds_refused(files: &Fdt) -> bool {
+    files.iter().any(|o| {
+        files
+            .fget(o.fd)
+            // ORDERING: Relaxed; as in `check_foreign`.
+            .is_some_and(|d| d.refused.load(Ordering::Relaxed))
+    })
 }

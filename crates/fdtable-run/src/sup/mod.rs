@@ -184,6 +184,9 @@ pub struct Desc {
     pub unix: OnceLock<bool>,
     /// Whether it is an `O_PATH` descriptor (which `ioctl` does not accept), when known.
     pub opath: OnceLock<bool>,
+    /// Another process's object whose `read()` installs descriptors ([`foreign`]): every
+    /// process whose table holds it is killed, a child copying such a table too.
+    pub refused: AtomicBool,
 }
 
 impl FileLike for Desc {}
@@ -378,6 +381,8 @@ pub struct State {
     pub drain: bool,
     /// The program's filter, to tell which calls it notifies ([`State::restart_cut_call`]).
     pub filter: Vec<crate::filter::Insn>,
+    /// Descriptions marked [`Desc::refused`] so far (0: no table needs looking at).
+    pub refused: usize,
 }
 
 impl State {
@@ -408,6 +413,7 @@ impl State {
             },
             origins: track::Origins::default(),
             drain: false,
+            refused: 0,
         };
         let files = Fdt::new();
         s.tables.insert(key_of(&files), Table::new());

@@ -7,6 +7,8 @@
  *   probe_foreign sender KIND CMD...   starts a child outside CMD that makes one and sends
  *                                      it over the Unix socket at CMD's descriptor 3
  *   probe_foreign receive              receives it, then opens /dev/null
+ *   probe_foreign receive-fork         receives it and forks at once (fork is not a call the
+ *                                      supervisor is asked about); the child opens /dev/null
  *   probe_foreign receive-exec         one thread receives it and sleeps; another, as soon as
  *                                      it is installed, executes this program (after-exec),
  *                                      which prints and opens /dev/null
@@ -71,6 +73,25 @@ int main(int argc, char **argv) {
         }
         execl("/proc/self/exe", argv[0], "after-exec", (char *)NULL);
         return 127;
+    }
+    if (argc > 1 && !strcmp(argv[1], "receive-fork")) {
+        char c;
+        struct iovec iv = {&c, 1};
+        union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr h; } cu;
+        struct msghdr mh = {.msg_iov = &iv, .msg_iovlen = 1, .msg_control = cu.b,
+                            .msg_controllen = sizeof cu.b};
+        recvmsg(3, &mh, 0);
+        pid_t k = syscall(SYS_fork);
+        if (k == 0) {
+            printf("child open: %d\n", open("/dev/null", O_RDONLY));
+            fflush(stdout);
+            _exit(0);
+        }
+        int st;
+        waitpid(k, &st, 0);
+        printf("child %s %d\n", WIFSIGNALED(st) ? "killed by signal" : "exit",
+               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "receive")) {
         char c;
