@@ -56,7 +56,7 @@ impl State {
             return false;
         }
         self.note(format!(
-            "process {child} was created with a copy of a table holding a refused descriptor; killed"
+            "process {child} was created with a table, or a copy of one, holding a refused descriptor; killed"
         ));
         let _ = sys::kill(child, libc::SIGKILL);
         true
