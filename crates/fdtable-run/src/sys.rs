@@ -554,6 +554,15 @@ pub fn installed(tid: i32, fd: u32) -> Option<bool> {
     }
 }
 
+/// Whether descriptor `fd` of task `a` and the same number of task `b` are one open file
+/// description (`kcmp(a, b, KCMP_FILE, fd, fd)`); `None` if either cannot be asked or has
+/// nothing there.
+pub fn same_file_at(a: i32, b: i32, fd: u32) -> Option<bool> {
+    // SAFETY: integer arguments only.
+    let r = unsafe { libc::syscall(libc::SYS_kcmp, a, b, KCMP_FILE, fd, fd) };
+    (r >= 0).then_some(r == 0)
+}
+
 const KCMP_FILES: libc::c_int = 2;
 
 /// Whether tasks `a` and `b` use the same descriptor table (`kcmp(a, b, KCMP_FILES)`).

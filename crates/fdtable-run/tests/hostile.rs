@@ -380,5 +380,20 @@ fn a_descriptor_whose_read_installs_descriptors_from_outside_is_refused() {
             "{kind}: {}",
             r.stderr
         );
+        // Another thread forks as soon as it is installed, while the receiving thread's call
+        // is not settled: the child's copy is read from the kernel and refused, and the
+        // parent, whose table holds the same description at that number, was left running
+        // until its own receive settled (round 19); it is killed with the child now.
+        let n = native(&[&p, "sender", kind, &p, "receive-thread-fork"], &dir, &[]);
+        assert_eq!(
+            n.stdout, "child open: 5\nchild exit 0\nexit 0\n",
+            "{kind}: {n:#?}"
+        );
+        let r = native(
+            &[&p, "sender", kind, bin, "--", &p, "receive-thread-fork"],
+            &dir,
+            &[],
+        );
+        assert_eq!(r.stdout, "killed by signal 9\n", "{kind}: {r:#?}");
     }
 }

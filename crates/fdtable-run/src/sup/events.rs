@@ -167,8 +167,9 @@ impl State {
 
     fn on_clone(&mut self, tid: i32, ev: i32) {
         let pid = Pid::from_raw(tid);
-        let Ok(child) = ptrace::getevent(pid) else {
-            let _ = sys::resume(tid, 0);
+        let Some(child) = event_message(tid, ev) else {
+            // Killed since the stop was reported (by the supervisor too, for a refused
+            // descriptor): its next stop, its exit, is reported in turn.
             return;
         };
         let child = child as i32;
@@ -753,4 +754,19 @@ fn waitid_would_block(tid: i32, tgid: i32, args: &[u64; 6]) -> bool {
     };
     let stopped = matches!(state, 'T' | 't');
     ppid == tgid && !(args[3] & libc::WSTOPPED as u64 != 0 && stopped)
+}
+
+/// The message of `tid`'s ptrace event `ev` (`PTRACE_GETEVENTMSG`), if `tid` is still in that
+/// event's stop. A task killed after the stop was reported leaves it for its exit stop,
+/// whose message is its exit status: read as a clone's child, that is a process id that is
+/// not the program's (9 after a SIGKILL). The stop is checked first (`PTRACE_GETSIGINFO`:
+/// an event stop's `si_code` is `SIGTRAP | ev << 8`); a task no longer stopped answers
+/// neither.
+pub(super) fn event_message(tid: i32, ev: i32) -> Option<u64> {
+    let pid = Pid::from_raw(tid);
+    let si = ptrace::getsiginfo(pid).ok()?;
+    if si.si_signo != libc::SIGTRAP || si.si_code >> 8 != ev {
+        return None;
+    }
+    ptrace::getevent(pid).ok().map(|v| v as u64)
 }

@@ -242,7 +242,11 @@ impl State {
 
     /// The exec event of `tid` (a task with exec events on).
     pub(super) fn on_exec(&mut self, tid: i32) {
-        let former = ptrace::getevent(Pid::from_raw(tid)).map_or(tid, |v| v as i32);
+        let Some(former) = super::events::event_message(tid, libc::PTRACE_EVENT_EXEC) else {
+            // Killed since the stop was reported: its exit is reported in turn.
+            return;
+        };
+        let former = former as i32;
         // The exec replaced the task's table (unshared, its close-on-exec descriptors
         // closed): what other tasks' calls left unsettled in the old one says nothing about
         // it, and no probe through this task reaches the old one. It is read from the kernel.

@@ -5,8 +5,8 @@
 //! kept in the library's table. The program cannot make such objects itself (`fanotify_init`
 //! of one and `UFFDIO_API` with `UFFD_FEATURE_EVENT_FORK` are refused); one received is
 //! found when its number is adopted (or first seen in a table read whole from the kernel),
-//! and every process whose table holds it is killed, a child that copies such a table
-//! (stopped at its creation) too. One inherited at start is refused by `fdtable run` itself
+//! and every process whose table holds it (in the library, or in the kernel at the same
+//! number) is killed, a child that copies such a table (stopped at its creation) too. One inherited at start is refused by `fdtable run` itself
 //! (`cli::run`).
 
 use super::{Fdt, State, key_of};
@@ -27,10 +27,17 @@ impl State {
             self.refused += 1;
         }
         let key = self.key(tid);
+        // Tables that hold it: this one, those whose library copy holds the description,
+        // and those the kernel shows it in at the same number (the table `tid`'s was copied
+        // from, a fork's, found from the copy's side before the original's call settled).
         let mut procs: Vec<i32> = self
             .tasks
             .values()
-            .filter(|t| Some(key_of(&t.files)) == key || holds_refused(&t.files))
+            .filter(|t| {
+                Some(key_of(&t.files)) == key
+                    || holds_refused(&t.files)
+                    || sys::same_file_at(tid, t.tid, n) == Some(true)
+            })
             .map(|t| t.tgid)
             .collect();
         procs.sort_unstable();

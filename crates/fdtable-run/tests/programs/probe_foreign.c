@@ -9,6 +9,8 @@
  *   probe_foreign receive              receives it, then opens /dev/null
  *   probe_foreign receive-fork         receives it and forks at once (fork is not a call the
  *                                      supervisor is asked about); the child opens /dev/null
+ *   probe_foreign receive-thread-fork  one thread receives it and sleeps; another forks as
+ *                                      soon as it is installed; the child opens /dev/null
  *   probe_foreign receive-exec         one thread receives it and sleeps; another, as soon as
  *                                      it is installed, executes this program (after-exec),
  *                                      which prints and opens /dev/null
@@ -61,6 +63,24 @@ static void *receive_and_sleep(void *u) {
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "after-exec")) {
         printf("executed, open: %d\n", open("/dev/null", O_RDONLY));
+        return 0;
+    }
+    if (argc > 1 && !strcmp(argv[1], "receive-thread-fork")) {
+        alarm(20);
+        pthread_t t;
+        pthread_create(&t, NULL, receive_and_sleep, NULL);
+        while (fcntl(4, F_GETFL) < 0) {
+        }
+        pid_t k = fork();
+        if (k == 0) {
+            printf("child open: %d\n", open("/dev/null", O_RDONLY));
+            fflush(stdout);
+            _exit(0);
+        }
+        int st;
+        waitpid(k, &st, 0);
+        printf("child %s %d\n", WIFSIGNALED(st) ? "killed by signal" : "exit",
+               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
         return 0;
     }
     if (argc > 1 && !strcmp(argv[1], "receive-exec")) {
