@@ -48,82 +48,74 @@ static int make(const char *kind) {
     return u;
 }
 
-static void *receive_and_sleep(void *u) {
-    (void)u;
+/* Receives one descriptor on the Unix socket at 3: its number, or -1. */
+static int receive_one(void) {
     char c;
     struct iovec iv = {&c, 1};
-    union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr h; } cu;
-    struct msghdr mh = {.msg_iov = &iv, .msg_iovlen = 1, .msg_control = cu.b,
-                        .msg_controllen = sizeof cu.b};
-    recvmsg(3, &mh, 0);
+    union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr h; } u;
+    struct msghdr mh = {.msg_iov = &iv, .msg_iovlen = 1, .msg_control = u.b,
+                        .msg_controllen = sizeof u.b};
+    ssize_t r = recvmsg(3, &mh, 0);
+    struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+    int got = -1;
+    if (r > 0 && cm && cm->cmsg_type == SCM_RIGHTS) memcpy(&got, CMSG_DATA(cm), sizeof got);
+    return got;
+}
+
+static void *receive_and_sleep(void *u) {
+    (void)u;
+    receive_one();
     for (;;) pause();
     return NULL;
 }
 
+/* Starts a thread that receives the descriptor and sleeps, and returns once it is installed
+ * (at 4). F_GETFL is not a call the supervisor sees: it learns of the received descriptor
+ * only when the receiving thread makes its next call, which it never does. */
+static void receive_in_a_thread(void) {
+    alarm(20); /* never waits forever for the descriptor */
+    pthread_t t;
+    pthread_create(&t, NULL, receive_and_sleep, NULL);
+    while (fcntl(4, F_GETFL) < 0) {
+    }
+}
+
+/* Forks a child that opens /dev/null, and reports how it ended. */
+static int fork_and_report(void) {
+    pid_t k = syscall(SYS_fork); /* not a call the supervisor is asked about */
+    if (k == 0) {
+        printf("child open: %d\n", open("/dev/null", O_RDONLY));
+        fflush(stdout);
+        _exit(0);
+    }
+    int st;
+    waitpid(k, &st, 0);
+    printf("child %s %d\n", WIFSIGNALED(st) ? "killed by signal" : "exit",
+           WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc > 1 && !strcmp(argv[1], "after-exec")) {
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "after-exec")) {
         printf("executed, open: %d\n", open("/dev/null", O_RDONLY));
         return 0;
     }
-    if (argc > 1 && !strcmp(argv[1], "receive-thread-fork")) {
-        alarm(20);
-        pthread_t t;
-        pthread_create(&t, NULL, receive_and_sleep, NULL);
-        while (fcntl(4, F_GETFL) < 0) {
-        }
-        pid_t k = fork();
-        if (k == 0) {
-            printf("child open: %d\n", open("/dev/null", O_RDONLY));
-            fflush(stdout);
-            _exit(0);
-        }
-        int st;
-        waitpid(k, &st, 0);
-        printf("child %s %d\n", WIFSIGNALED(st) ? "killed by signal" : "exit",
-               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-        return 0;
+    if (!strcmp(mode, "receive-thread-fork")) {
+        receive_in_a_thread();
+        return fork_and_report();
     }
-    if (argc > 1 && !strcmp(argv[1], "receive-exec")) {
-        alarm(20); /* never waits forever for the descriptor */
-        pthread_t t;
-        pthread_create(&t, NULL, receive_and_sleep, NULL);
-        /* F_GETFL is not a call the supervisor sees: it learns of the received descriptor
-         * only when the receiving thread makes its next call, which it never does. */
-        while (fcntl(4, F_GETFL) < 0) {
-        }
+    if (!strcmp(mode, "receive-exec")) {
+        receive_in_a_thread();
         execl("/proc/self/exe", argv[0], "after-exec", (char *)NULL);
         return 127;
     }
-    if (argc > 1 && !strcmp(argv[1], "receive-fork")) {
-        char c;
-        struct iovec iv = {&c, 1};
-        union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr h; } cu;
-        struct msghdr mh = {.msg_iov = &iv, .msg_iovlen = 1, .msg_control = cu.b,
-                            .msg_controllen = sizeof cu.b};
-        recvmsg(3, &mh, 0);
-        pid_t k = syscall(SYS_fork);
-        if (k == 0) {
-            printf("child open: %d\n", open("/dev/null", O_RDONLY));
-            fflush(stdout);
-            _exit(0);
-        }
-        int st;
-        waitpid(k, &st, 0);
-        printf("child %s %d\n", WIFSIGNALED(st) ? "killed by signal" : "exit",
-               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-        return 0;
+    if (!strcmp(mode, "receive-fork")) {
+        receive_one();
+        return fork_and_report();
     }
-    if (argc > 1 && !strcmp(argv[1], "receive")) {
-        char c;
-        struct iovec iv = {&c, 1};
-        union { char b[CMSG_SPACE(sizeof(int))]; struct cmsghdr h; } u;
-        struct msghdr mh = {.msg_iov = &iv, .msg_iovlen = 1, .msg_control = u.b,
-                            .msg_controllen = sizeof u.b};
-        ssize_t r = recvmsg(3, &mh, 0);
-        struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-        int got = -1;
-        if (r > 0 && cm && cm->cmsg_type == SCM_RIGHTS) memcpy(&got, CMSG_DATA(cm), sizeof got);
-        printf("received %d\n", got);
+    if (!strcmp(mode, "receive")) {
+        printf("received %d\n", receive_one());
         fflush(stdout);
         printf("open: %d\n", open("/dev/null", O_RDONLY));
         return 0;
