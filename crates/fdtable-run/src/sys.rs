@@ -189,12 +189,43 @@ pub struct CallerSignals {
     mask: libc::sigset_t,
 }
 
+/// Whether `SIGPIPE` was ignored when this process started (the caller's disposition, which
+/// `execve` kept): 0 not known, 1 ignored, 2 not. Rust's runtime ignores `SIGPIPE` before
+/// `main`, so it is read earlier, by [`record_sigpipe`] from `.init_array`.
+static SIGPIPE_AT_START: AtomicU8 = AtomicU8::new(0);
+
+/// Reads `SIGPIPE`'s disposition before Rust's runtime changes it: the C library runs
+/// `.init_array` before `main`, where that runtime starts.
+extern "C" fn record_sigpipe() {
+    // SAFETY: reading a disposition into a zeroed sigaction; nothing else runs yet.
+    let ignored = unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(libc::SIGPIPE, std::ptr::null(), &mut old) == 0
+            && old.sa_sigaction == libc::SIG_IGN
+    };
+    // ORDERING: Relaxed; read by `CallerSignals::capture` on the same thread, later.
+    SIGPIPE_AT_START.store(if ignored { 1 } else { 2 }, Ordering::Relaxed);
+}
+
+/// [`record_sigpipe`]'s entry in `.init_array` (referenced by
+/// [`CallerSignals::capture`], so that the linker keeps it).
+#[used]
+// SAFETY: `.init_array` holds pointers to functions the C library calls once before `main`;
+// `record_sigpipe` ignores the arguments it is passed (`argc`, `argv`, `envp`).
+#[unsafe(link_section = ".init_array")]
+static RECORD_SIGPIPE: extern "C" fn() = record_sigpipe;
+
 impl CallerSignals {
-    /// The calling process's, read first. `SIGPIPE` is
-    /// left out: Rust's runtime ignores it before `main`, so the caller's disposition is not
-    /// known, and the program gets the default.
+    /// The calling process's, read first. `SIGPIPE`'s is the one it had when it started
+    /// ([`record_sigpipe`]): Rust's runtime ignores it before `main`; if that was not read,
+    /// the program gets the default.
     pub fn capture() -> CallerSignals {
+        std::hint::black_box(&RECORD_SIGPIPE);
         let mut ignored = 0u64;
+        // ORDERING: Relaxed; written by `record_sigpipe` on this thread, before `main`.
+        if SIGPIPE_AT_START.load(Ordering::Relaxed) == 1 {
+            ignored |= 1 << libc::SIGPIPE;
+        }
         for s in 1..32 {
             if s == libc::SIGPIPE || s == libc::SIGKILL || s == libc::SIGSTOP {
                 continue;
@@ -318,7 +349,8 @@ unsafe fn program_main(plan: &ProgramPlan) -> (Step, i32) {
     // SAFETY: raw calls on integers and on memory owned by `plan`, which the caller keeps
     // alive and unchanged.
     unsafe {
-        // The caller's dispositions for what this process changed (Rust's ignored SIGPIPE): ignored where the caller ignored them, else the default;
+        // The caller's dispositions for what this process changed (Rust's ignored SIGPIPE):
+        // ignored where the caller ignored them, else the default;
         // and the caller's signal mask.
         for s in 1..32 {
             if s != libc::SIGKILL && s != libc::SIGSTOP {
