@@ -941,6 +941,23 @@ pub fn kill(pid: i32, sig: i32) -> io::Result<()> {
     check(unsafe { libc::kill(pid, sig) } as _).map(drop)
 }
 
+/// `pidfd_send_signal(pidfd, sig, NULL, 0)`: a signal to the process the pidfd names, which
+/// a number reused after that process was reaped cannot redirect.
+pub fn pidfd_kill(pidfd: &OwnedFd, sig: i32) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: integer arguments and a null siginfo.
+    check(unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            sig,
+            std::ptr::null::<libc::siginfo_t>(),
+            0u32,
+        )
+    })
+    .map(drop)
+}
+
 /// `tgkill(tgid, tid, sig)`.
 pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> io::Result<()> {
     // SAFETY: integers only.

@@ -195,6 +195,19 @@ fn a_thread_created_as_its_process_stops_stays_stopped() {
 }
 
 #[test]
+fn a_stopped_thread_holds_no_other_threads_call_on_its_number() {
+    let Some(p) = probe("probe_stopped_pinned") else {
+        return;
+    };
+    // A thread stopped by SIGSTOP shows in `/proc` the call it has just left; taken for one
+    // still inside it, it held the other threads' `pidfd_send_signal` and `dup2` on the same
+    // number, which got EBUSY after 50 ms (8 failed calls in 8 stops of 100 ms, in 5 of 5
+    // runs, before the fix; red team round 21).
+    let r = same_in("stopped-pinned", None, &[&p, "8"], &[], |_| {});
+    assert_eq!(r.stdout, "errors 0\n", "{}", r.stderr);
+}
+
+#[test]
 fn a_signal_before_the_supervisor_reads_a_call_does_not_fail_it_with_eintr() {
     let Some(p) = probe("probe_eintr") else {
         return;

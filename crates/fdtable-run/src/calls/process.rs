@@ -7,6 +7,7 @@ use crate::sup::settle::{Known, Settle};
 use crate::sup::{Reply, State};
 use crate::{procfs, sys};
 use fdtable_syscalls::Rlimit;
+use std::os::fd::AsRawFd;
 
 /// `unshare(CLONE_FILES)`: on a table only the caller uses, the kernel (as the library)
 /// copies nothing; on a shared one the caller gets a copy if the call succeeds, read from
@@ -136,14 +137,30 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         if !others(p) {
             continue;
         }
+        // Its pidfd first: its ids are read from `/proc/<p>` and the signal goes through the
+        // pidfd, so neither can be of another process that took the number after this one
+        // was reaped. One reaped since the listing is not counted, as the kernel's walk
+        // would not have met it; one that has exited meanwhile is counted and not signalled.
+        let fd = match sys::pidfd_open(p) {
+            Ok(fd) => Some(fd),
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => continue,
+            // No descriptor to spare: by number, as before pidfds.
+            Err(_) => None,
+        };
         count += 1;
-        if !may(p) {
+        let allowed = may(p);
+        if fd.as_ref().is_some_and(|f| sys::readable(f.as_raw_fd())) || !allowed {
             continue;
         }
-        // As `kill_something_info`: the last answer other than EPERM is the call's.
-        match sys::kill(p, sig) {
+        let sent = match &fd {
+            Some(f) => sys::pidfd_kill(f, sig),
+            None => sys::kill(p, sig),
+        };
+        // As `kill_something_info`: the last answer other than EPERM is the call's; a
+        // process reaped since its check (ESRCH) was not there to answer.
+        match sent {
             Ok(()) => ret = 0,
-            Err(e) if e.raw_os_error() == Some(libc::EPERM) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::ESRCH)) => {}
             Err(e) => ret = e.raw_os_error().unwrap_or(0),
         }
     }
@@ -233,9 +250,15 @@ fn left_call(t: i32, nr: i64, cpu_then: Option<u64>, start: std::time::Instant) 
     let mut cpu_then = cpu_then;
     loop {
         match procfs::current_syscall(t) {
-            // Asleep in the call, or already in the queue with a new one of the same number.
+            // Asleep in the call, or already in the queue with a new one of the same number,
+            // or stopped (a group stop, a ptrace stop) on its way out of the call, whose
+            // number `/proc` still shows: a stop happens only as a task returns to user space
+            // (a call a stop interrupts is restarted as a new call, notified again), or at a
+            // clone or exec event, after the table changed.
             Some(x) if x == nr => {
-                if procfs::waits_for_answer(t) {
+                if procfs::waits_for_answer(t)
+                    || procfs::state_of(t).is_some_and(|(s, _)| matches!(s, 'T' | 't'))
+                {
                     return true;
                 }
             }

@@ -788,9 +788,20 @@ impl State {
                 // was queued. The answer reaches nobody.
                 return Reply::Errno(libc::ENOSYS);
             };
-            if crate::procfs::tracer_of(tid).is_some_and(|t| !self.outside.contains(&t)) {
-                let _ = sys::kill(tgid, libc::SIGSTOP);
-                self.kill_strays(vec![tgid]);
+            // Its pidfd first: a signal through it cannot reach another process, should this
+            // one be killed and reaped after the check and its number reused.
+            let Ok(fd) = sys::pidfd_open(tgid) else {
+                return Reply::Errno(libc::ENOSYS);
+            };
+            let untraced =
+                crate::procfs::tracer_of(tid).is_some_and(|t| !self.outside.contains(&t));
+            if sys::readable(std::os::fd::AsRawFd::as_raw_fd(&fd)) {
+                // It exited after the check: the check may have been of another process.
+                return Reply::Errno(libc::ENOSYS);
+            }
+            if untraced {
+                let _ = sys::pidfd_kill(&fd, libc::SIGSTOP);
+                self.kill_strays(vec![(tgid, fd)]);
             } else {
                 // Traced, yet unknown: refused, as nothing it asks for can be kept identical.
                 self.note(format!(

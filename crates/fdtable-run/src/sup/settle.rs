@@ -8,6 +8,7 @@ use super::{Desc, Fdt, State, TableKey, key_of};
 use crate::{procfs, sys};
 use fdtable::{FdState, FileRef};
 use fdtable_syscalls::consts::{O_CLOEXEC, O_PATH};
+use std::os::fd::{AsRawFd, OwnedFd};
 
 /// A `CONTINUE`d call whose task has not come back yet.
 #[derive(Debug)]
@@ -883,7 +884,9 @@ impl State {
     /// thread of the supervisor traces it (`TracerPid`): a traced task is so from its
     /// creation, before its id can be seen, even while its first stop is not reported yet. A
     /// stray process is stopped as soon as it is found, so that it makes no more processes
-    /// while its own are looked for.
+    /// while its own are looked for. Each is signalled through a pidfd opened before it was
+    /// checked ([`State::stray_process`]), so that a process that dies meanwhile and whose
+    /// number is reused takes no signal meant for it.
     fn untraced(&mut self, tid: i32) {
         let Some(tgid) = self.tasks.get(&tid).map(|t| t.tgid) else {
             return;
@@ -908,52 +911,73 @@ impl State {
                     thread_stray = true;
                 }
                 for c in procfs::children_of(g, t) {
-                    if self.stray(c) {
-                        let _ = sys::kill(c, libc::SIGSTOP);
-                        procs.push(c);
+                    if let Some(fd) = self.stray_process(c) {
+                        let _ = sys::pidfd_kill(&fd, libc::SIGSTOP);
+                        procs.push((c, fd));
                     }
                 }
             }
         }
-        if thread_stray {
-            procs.push(tgid);
+        // The thread's process: the pidfd is opened before the thread is checked again.
+        if thread_stray
+            && let Ok(fd) = sys::pidfd_open(tgid)
+            && procfs::tasks_of(tgid).into_iter().any(|t| self.stray(t))
+            && !sys::readable(fd.as_raw_fd())
+        {
+            procs.push((tgid, fd));
         }
         self.kill_strays(procs);
     }
 
-    /// Kills stray processes `procs` (stopped already, but for a thread stray's process) and
-    /// every process they made: a stray process's own children are strays too (no tracer
-    /// follows them), each stopped as soon as it is found.
-    pub fn kill_strays(&mut self, mut procs: Vec<i32>) {
+    /// A pidfd of process `c` if it is a stray ([`State::stray`]): opened first, and kept only
+    /// if the process it names has not exited after the check, so that the check was of that
+    /// process (a number is reused only once its process is reaped).
+    pub fn stray_process(&self, c: i32) -> Option<OwnedFd> {
+        let fd = sys::pidfd_open(c).ok()?;
+        (self.stray(c) && !sys::readable(fd.as_raw_fd())).then_some(fd)
+    }
+
+    /// Kills stray processes `procs` (stopped already, but for a thread stray's process),
+    /// each with a pidfd from [`State::stray_process`], and every process they made: a stray
+    /// process's own children are strays too (no tracer follows them), each stopped as soon
+    /// as it is found.
+    pub fn kill_strays(&mut self, mut procs: Vec<(i32, OwnedFd)>) {
         let mut i = 0;
         while i < procs.len() {
-            let p = procs[i];
+            let p = procs[i].0;
             i += 1;
             for t in procfs::tasks_of(p) {
                 for c in procfs::children_of(p, t) {
-                    if !procs.contains(&c) {
-                        let _ = sys::kill(c, libc::SIGSTOP);
-                        procs.push(c);
+                    if !procs.iter().any(|&(q, _)| q == c)
+                        && let Some(fd) = self.stray_process(c)
+                    {
+                        let _ = sys::pidfd_kill(&fd, libc::SIGSTOP);
+                        procs.push((c, fd));
                     }
                 }
             }
         }
-        for p in procs {
+        for (p, fd) in procs {
             self.note(format!(
                 "process {p} was created untraced (CLONE_UNTRACED in clone3's arguments, which the supervisor does not read); killed"
             ));
-            let _ = sys::kill(p, libc::SIGKILL);
+            let _ = sys::pidfd_kill(&fd, libc::SIGKILL);
         }
     }
 
     /// Whether task `t` is alive (not a zombie: a traced child the supervisor reaped goes
     /// back to its parent untraced), not the supervisor, and traced by no thread of it.
+    ///
+    /// `TracerPid` is read before the state: a traced task is untraced again only once the
+    /// supervisor has reaped it, when it is already a zombie or gone; read the other way
+    /// round, a traced process killed meanwhile (still running its exit at the first read,
+    /// reaped at the second) looked like a stray.
     fn stray(&self, t: i32) -> bool {
         !self.tasks.contains_key(&t)
             && !self.early.contains(&t)
             && !self.outside.contains(&t)
-            && procfs::state_of(t).is_some_and(|(s, _)| !matches!(s, 'Z' | 'X' | 'x'))
             && procfs::tracer_of(t).is_some_and(|p| !self.outside.contains(&p))
+            && procfs::state_of(t).is_some_and(|(s, _)| !matches!(s, 'Z' | 'X' | 'x'))
     }
 
     /// After `UFFDIO_API`: the features the kernel enabled (`fdinfo`'s `API:` line).
