@@ -7,7 +7,22 @@ use fdtable::Errno;
 use fdtable_syscalls::consts::O_PATH;
 
 /// `fcntl(fd, F_GETFD)`.
+///
+/// Until the process's limit has been seen to move, it is read here too, as at a decision
+/// that depends on it: a first change from outside that landed between an earlier call's
+/// decision and its run (a `dup2` the kernel then refused) is seen at once. A change seen
+/// (here or elsewhere: `--check-tables`, a settle) leaves the table unbounded until it is
+/// read back from the kernel, which happens before the library answers. Once the limit has
+/// moved, the dup family's results are probed when their calls settle.
 pub fn get(st: &mut State, tid: i32, fd: u32) -> Reply {
+    if !st.limit_moved(tid) {
+        st.nofile_to_decide(tid);
+    }
+    if let Some(key) = st.key(tid)
+        && st.tables.get(&key).is_some_and(|t| t.unbounded)
+    {
+        st.quiesce(key, tid);
+    }
     if st.table(tid).is_some_and(|t| t.bits.contains(&fd)) {
         // Concurrent changes of the bit: the kernel's order decides it.
         return Reply::Continue;

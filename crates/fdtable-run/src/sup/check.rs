@@ -28,8 +28,10 @@ impl State {
             return;
         }
         let touched = std::mem::take(&mut task.touched);
-        // First: a limit changed from outside makes the table unbounded until it is read.
-        let limit = self.nofile(tid).max(1);
+        // First: a limit changed from outside makes the table unbounded, and it is read back
+        // from the kernel at once where nothing is in flight, as before a decision (a call
+        // decided under the old limit may have run under the new one).
+        let limit = self.nofile_to_decide(tid).max(1);
         let Some(task) = self.tasks.get_mut(&tid) else {
             return;
         };
