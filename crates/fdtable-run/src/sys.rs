@@ -217,7 +217,7 @@ static RECORD_SIGPIPE: extern "C" fn() = record_sigpipe;
 
 impl CallerSignals {
     /// The calling process's, read first. `SIGPIPE`'s is the one it had when it started
-    /// ([`record_sigpipe`]): Rust's runtime ignores it before `main`; if that was not read,
+    /// (`record_sigpipe`): Rust's runtime ignores it before `main`; if that was not read,
     /// the program gets the default.
     pub fn capture() -> CallerSignals {
         std::hint::black_box(&RECORD_SIGPIPE);

@@ -929,7 +929,7 @@ impl State {
         self.kill_strays(procs);
     }
 
-    /// A pidfd of process `c` if it is a stray ([`State::stray`]): opened first, and kept only
+    /// A pidfd of process `c` if it is a stray (`State::stray`): opened first, and kept only
     /// if the process it names has not exited after the check, so that the check was of that
     /// process (a number is reused only once its process is reaped).
     pub fn stray_process(&self, c: i32) -> Option<OwnedFd> {
