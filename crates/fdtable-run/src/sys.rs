@@ -958,6 +958,14 @@ pub fn pidfd_kill(pidfd: &OwnedFd, sig: i32) -> io::Result<()> {
     .map(drop)
 }
 
+/// Whether the process a pidfd names has exited (the pidfd polls readable): a check of
+/// `/proc/<pid>` made before this answered false was of that process, not of one that took
+/// its number after it was reaped.
+pub fn pidfd_exited(pidfd: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    readable(pidfd.as_raw_fd())
+}
+
 /// `tgkill(tgid, tid, sig)`.
 pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> io::Result<()> {
     // SAFETY: integers only.

@@ -235,10 +235,7 @@ fn kill_minus_one_by_a_process_that_dropped_root_signals_nothing_it_may_not() {
     // with its own credentials: for a process of nobody it signals only nobody's processes.
     // A stopped process of root's, started outside the run, must stay stopped after nobody's
     // kill(-1, SIGCONT) (harmless to every process it may reach: other tests' too).
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let root = is_root();
     if !root || !have("setpriv") {
         eprintln!("SKIPPED: needs root and setpriv");
         return;
@@ -292,10 +289,7 @@ fn kill_minus_one_while_processes_come_and_go_fails_only_when_nobody_is_there() 
     // listed was reaped before its turn (1-11 failed calls in 3 of 3 runs of 3 s before the
     // fix, red team round 21). Two loops of `/bin/true` outside the run make and reap
     // processes the whole time; everything runs as nobody, and SIGCONT harms nobody.
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let root = is_root();
     let Some(p) = probe("probe_kill_all") else {
         return;
     };
@@ -556,10 +550,7 @@ fn as_nobody(args: &[&str]) -> (Option<i32>, Option<i32>, String, String) {
 /// Whether runs as `nobody` can be made (root, `setpriv`, and a test binary `nobody` may
 /// run): a supervisor without `CAP_SYS_PTRACE`. Says why not otherwise.
 fn nobody_can_run() -> bool {
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let root = is_root();
     if !root || !have("setpriv") {
         eprintln!("SKIPPED: needs root and setpriv to run the supervisor without CAP_SYS_PTRACE");
         return false;
@@ -1047,4 +1038,12 @@ fn a_blocking_call_a_signal_cuts_before_the_supervisor_reads_it_fails_as_nativel
         "{}",
         r.stdout
     );
+}
+
+/// Whether the tests run as root (`id -u`).
+fn is_root() -> bool {
+    std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }

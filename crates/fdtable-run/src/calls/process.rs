@@ -7,7 +7,6 @@ use crate::sup::settle::{Known, Settle};
 use crate::sup::{Reply, State};
 use crate::{procfs, sys};
 use fdtable_syscalls::Rlimit;
-use std::os::fd::AsRawFd;
 
 /// `unshare(CLONE_FILES)`: on a table only the caller uses, the kernel (as the library)
 /// copies nothing; on a shared one the caller gets a copy if the call succeeds, read from
@@ -149,7 +148,7 @@ pub fn kill_all(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
         };
         count += 1;
         let allowed = may(p);
-        if fd.as_ref().is_some_and(|f| sys::readable(f.as_raw_fd())) || !allowed {
+        if fd.as_ref().is_some_and(sys::pidfd_exited) || !allowed {
             continue;
         }
         let sent = match &fd {

@@ -795,7 +795,7 @@ impl State {
             };
             let untraced =
                 crate::procfs::tracer_of(tid).is_some_and(|t| !self.outside.contains(&t));
-            if sys::readable(std::os::fd::AsRawFd::as_raw_fd(&fd)) {
+            if sys::pidfd_exited(&fd) {
                 // It exited after the check: the check may have been of another process.
                 return Reply::Errno(libc::ENOSYS);
             }

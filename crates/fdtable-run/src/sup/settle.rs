@@ -8,7 +8,7 @@ use super::{Desc, Fdt, State, TableKey, key_of};
 use crate::{procfs, sys};
 use fdtable::{FdState, FileRef};
 use fdtable_syscalls::consts::{O_CLOEXEC, O_PATH};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 
 /// A `CONTINUE`d call whose task has not come back yet.
 #[derive(Debug)]
@@ -922,7 +922,7 @@ impl State {
         if thread_stray
             && let Ok(fd) = sys::pidfd_open(tgid)
             && procfs::tasks_of(tgid).into_iter().any(|t| self.stray(t))
-            && !sys::readable(fd.as_raw_fd())
+            && !sys::pidfd_exited(&fd)
         {
             procs.push((tgid, fd));
         }
@@ -934,7 +934,7 @@ impl State {
     /// process (a number is reused only once its process is reaped).
     pub fn stray_process(&self, c: i32) -> Option<OwnedFd> {
         let fd = sys::pidfd_open(c).ok()?;
-        (self.stray(c) && !sys::readable(fd.as_raw_fd())).then_some(fd)
+        (self.stray(c) && !sys::pidfd_exited(&fd)).then_some(fd)
     }
 
     /// Kills stray processes `procs` (stopped already, but for a thread stray's process),
