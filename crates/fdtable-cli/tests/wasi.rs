@@ -109,3 +109,46 @@ fn traps_and_unrunnable_programs_are_clear_errors() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--dir"));
 }
+
+/// Exits with the WASI file type of its stdin (`fd_fdstat_get(0)`), or 100 + errno.
+const STDIN_TYPE: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "fd_fdstat_get" (func $fdstat (param i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (local $e i32)
+    (local.set $e (call $fdstat (i32.const 0) (i32.const 0)))
+    (if (local.get $e) (then (call $proc_exit (i32.add (i32.const 100) (local.get $e)))))
+    (call $proc_exit (i32.load8_u (i32.const 0)))))
+"#;
+
+#[test]
+fn stdin_is_a_terminal_only_when_it_is_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let guest = write_guest(tmp.path(), STDIN_TYPE);
+    let file = tmp.path().join("input");
+    std::fs::write(&file, b"x").unwrap();
+    let stdin_type = |stdin: std::process::Stdio| {
+        let out = Command::new(FDTABLE)
+            .arg("wasi")
+            .arg(&guest)
+            .stdin(stdin)
+            .output()
+            .unwrap();
+        out.status.code()
+    };
+    // `/dev/null` is a character device, but not a terminal: wasi-libc's isatty() must say
+    // no, so it is not shown as one (0: unknown, as for a pipe).
+    let null = std::fs::File::open("/dev/null").unwrap();
+    assert_eq!(stdin_type(null.into()), Some(0), "/dev/null");
+    assert_eq!(stdin_type(std::process::Stdio::piped()), Some(0), "a pipe");
+    let file = std::fs::File::open(&file).unwrap();
+    assert_eq!(stdin_type(file.into()), Some(4), "a regular file");
+    // A terminal is a character device (2).
+    let tty = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/ptmx")
+        .unwrap();
+    assert_eq!(stdin_type(tty.into()), Some(2), "a terminal");
+}

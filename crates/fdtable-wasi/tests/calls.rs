@@ -13,6 +13,7 @@ const IMPORTS: &[(&str, &str)] = &[
     ("args_sizes_get", "i32 i32"),
     ("environ_sizes_get", "i32 i32"),
     ("clock_time_get", "i32 i64 i32"),
+    ("fd_advise", "i32 i64 i64 i32"),
     ("fd_close", "i32"),
     ("fd_fdstat_get", "i32 i32"),
     ("fd_fdstat_set_flags", "i32 i32"),
@@ -187,6 +188,23 @@ impl Guest {
         (e, self.u32_at(OUT))
     }
 
+    /// `fd_read(fd, len bytes)` into `BUF`: the errno and the count read.
+    fn read(&mut self, fd: u32, len: u32) -> (u16, u32) {
+        let mut iov = BUF.to_le_bytes().to_vec();
+        iov.extend_from_slice(&len.to_le_bytes());
+        self.put(IOV, &iov);
+        let e = self.call(
+            "fd_read",
+            &[
+                Val::I32(fd as i32),
+                Val::I32(IOV as i32),
+                Val::I32(1),
+                Val::I32(OUT as i32),
+            ],
+        );
+        (e, self.u32_at(OUT))
+    }
+
     fn fdstat(&mut self, fd: u32) -> (u16, u8, u64, u64) {
         let e = self.call(
             "fd_fdstat_get",
@@ -195,6 +213,40 @@ impl Guest {
         let mut t = [0u8; 1];
         self.memory.read(&self.store, OUT as usize, &mut t).unwrap();
         (e, t[0], self.u64_at(OUT + 8), self.u64_at(OUT + 16))
+    }
+
+    /// `fd_readdir(fd, cookie)` into a `len`-byte buffer: the (cookie, name) of each whole
+    /// entry, and whether the buffer came back full (more to read).
+    fn readdir(&mut self, fd: u32, cookie: u64, len: u32) -> (Vec<(u64, String)>, bool) {
+        let e = self.call(
+            "fd_readdir",
+            &[
+                Val::I32(fd as i32),
+                Val::I32(BUF as i32),
+                Val::I32(len as i32),
+                Val::I64(cookie as i64),
+                Val::I32(OUT as i32),
+            ],
+        );
+        assert_eq!(e, 0, "fd_readdir");
+        let used = self.u32_at(OUT);
+        let mut bytes = vec![0u8; used as usize];
+        self.memory
+            .read(&self.store, BUF as usize, &mut bytes)
+            .unwrap();
+        let mut names = Vec::new();
+        let mut at = 0;
+        while at + 24 <= bytes.len() {
+            let next = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
+            let n = u32::from_le_bytes(bytes[at + 16..at + 20].try_into().unwrap()) as usize;
+            if at + 24 + n > bytes.len() {
+                break;
+            }
+            let name = String::from_utf8(bytes[at + 24..at + 24 + n].to_vec()).unwrap();
+            names.push((next, name));
+            at += 24 + n;
+        }
+        (names, used == len)
     }
 
     fn ctx(&self) -> &WasiCtx {
@@ -622,52 +674,14 @@ fn stdio_write_readdir_args_env_clock_random_poll() {
         ),
         0
     );
-    let e = g.call(
-        "fd_readdir",
-        &[
-            Val::I32(3),
-            Val::I32(BUF as i32),
-            Val::I32(4096),
-            Val::I64(0),
-            Val::I32(OUT as i32),
-        ],
-    );
-    assert_eq!(e, 0);
-    let used = g.u32_at(OUT);
-    let mut bytes = vec![0u8; used as usize];
-    g.memory.read(&g.store, BUF as usize, &mut bytes).unwrap();
-    let mut names = Vec::new();
-    let mut at = 0;
-    while at + 24 <= bytes.len() {
-        let next = u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        let len = u32::from_le_bytes(bytes[at + 16..at + 20].try_into().unwrap()) as usize;
-        names.push((
-            next,
-            String::from_utf8(bytes[at + 24..at + 24 + len].to_vec()).unwrap(),
-        ));
-        at += 24 + len;
-    }
-    assert_eq!(names[0], (1, ".".into()));
-    assert_eq!(names[1], (2, "..".into()));
-    let mut rest: Vec<_> = names[2..].iter().map(|(_, n)| n.clone()).collect();
-    rest.sort();
-    assert_eq!(rest, ["one", "sub"]);
-    let e = g.call(
-        "fd_readdir",
-        &[
-            Val::I32(3),
-            Val::I32(BUF as i32),
-            Val::I32(4096),
-            Val::I64(3),
-            Val::I32(OUT as i32),
-        ],
-    );
-    assert_eq!(e, 0);
-    assert_eq!(
-        g.u32_at(OUT),
-        24 + names[3].1.len() as u32,
-        "one entry after cookie 3"
-    );
+    let (names, full) = g.readdir(3, 0, 4096);
+    assert!(!full);
+    let mut sorted: Vec<_> = names.iter().map(|(_, n)| n.clone()).collect();
+    sorted.sort();
+    assert_eq!(sorted, [".", "..", "one", "sub"]);
+    // From the third entry's cookie: the fourth, alone.
+    let (rest, _) = g.readdir(3, names[2].0, 4096);
+    assert_eq!(rest, names[3..]);
     // A buffer too small is filled to the brim.
     let e = g.call(
         "fd_readdir",
@@ -838,4 +852,189 @@ fn commands_exit_with_their_status_and_bad_modules_are_errors() {
     let none = wat::parse_str("(module)").unwrap();
     let m = compile(&engine, &none).unwrap();
     assert!(run(&l, &m, WasiCtx::builder().build().unwrap()).is_err());
+}
+
+/// A FIFO at `path` (mkfifo(1)).
+fn mkfifo(path: &std::path::Path) {
+    let ok = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(ok.success(), "mkfifo {}", path.display());
+}
+
+/// Opens the FIFO at `path` for reading and writing (which never waits for a peer, and
+/// counts as a writer to a reader waiting in its open) and writes one byte into it.
+fn feed_fifo(path: &std::path::Path) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    f.write_all(b"x").unwrap();
+}
+
+/// Runs `f`, which may block on the FIFO at `fifo`: if it has not returned after 10 s, the
+/// FIFO is fed so that it does. Returns `f`'s result and whether it had to be.
+fn unless_blocked<R>(fifo: &std::path::Path, f: impl FnOnce() -> R) -> (R, bool) {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let fifo = fifo.to_path_buf();
+    let rescuer = std::thread::spawn(move || {
+        let blocked = wait
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .is_err();
+        if blocked {
+            feed_fifo(&fifo);
+        }
+        blocked
+    });
+    let r = f();
+    done.send(()).unwrap();
+    (r, rescuer.join().unwrap())
+}
+
+const DIRECTORY: i32 = 2; // oflags
+const NONBLOCK: i32 = 4; // fdflags
+
+#[test]
+fn a_directory_open_of_a_fifo_is_notdir_without_waiting_for_a_writer() {
+    let mut g = Guest::new();
+    let fifo = g.dir.path().join("fifo");
+    mkfifo(&fifo);
+    let ((e, _), blocked) = unless_blocked(&fifo, || {
+        g.open(3, "fifo", DIRECTORY, Rights::FD_READDIR.0, 0)
+    });
+    assert!(
+        !blocked,
+        "path_open(DIRECTORY) waited for the FIFO's writer"
+    );
+    assert_eq!(e, WasiErrno::Notdir as u16);
+    // Nothing was installed.
+    assert_eq!(g.fdstat(4).0, BADF);
+}
+
+#[test]
+fn nonblock_set_and_cleared_by_fd_fdstat_set_flags_reaches_the_open_file() {
+    let mut g = Guest::new();
+    let fifo = g.dir.path().join("fifo");
+    mkfifo(&fifo);
+    // Read and write: a FIFO opened so has its own writer and never waits in its open.
+    let (e, fd) = g.open(3, "fifo", 0, RW, 0);
+    assert_eq!(e, 0);
+    let set_flags = |g: &mut Guest, flags: i32| {
+        g.call(
+            "fd_fdstat_set_flags",
+            &[Val::I32(fd as i32), Val::I32(flags)],
+        )
+    };
+    assert_eq!(set_flags(&mut g, NONBLOCK), 0);
+    let ((e, _), blocked) = unless_blocked(&fifo, || g.read(fd, 1));
+    assert!(!blocked, "a NONBLOCK read of an empty FIFO waited");
+    assert_eq!(e, WasiErrno::Again as u16);
+    // Cleared: the read waits for the byte a writer sends.
+    assert_eq!(set_flags(&mut g, 0), 0);
+    let path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        feed_fifo(&path);
+    });
+    assert_eq!(g.read(fd, 1), (0, 1), "a blocking read of the FIFO");
+    writer.join().unwrap();
+}
+
+#[test]
+fn poll_waits_for_a_fifo_whose_writer_is_silent() {
+    let mut g = Guest::new();
+    let fifo = g.dir.path().join("fifo");
+    mkfifo(&fifo);
+    let (e, fd) = g.open(3, "fifo", 0, RW, 0);
+    assert_eq!(e, 0);
+    // FD_READ on the FIFO (userdata 1) and a 20 ms monotonic clock (userdata 2).
+    let mut subs = [0u8; 96];
+    subs[0..8].copy_from_slice(&1u64.to_le_bytes());
+    subs[8] = 1;
+    subs[16..20].copy_from_slice(&fd.to_le_bytes());
+    subs[48..56].copy_from_slice(&2u64.to_le_bytes());
+    subs[48 + 16..48 + 20].copy_from_slice(&1u32.to_le_bytes());
+    subs[48 + 24..48 + 32].copy_from_slice(&20_000_000u64.to_le_bytes());
+    let poll = |g: &mut Guest| {
+        g.put(IOV, &subs);
+        let e = g.call(
+            "poll_oneoff",
+            &[
+                Val::I32(IOV as i32),
+                Val::I32(BUF as i32),
+                Val::I32(2),
+                Val::I32(OUT as i32),
+            ],
+        );
+        assert_eq!(e, 0);
+        (0..g.u32_at(OUT))
+            .map(|i| {
+                let ev = BUF + i * 32;
+                let mut b = [0u8; 32];
+                g.memory.read(&g.store, ev as usize, &mut b).unwrap();
+                let error = u16::from_le_bytes([b[8], b[9]]);
+                let flags = u16::from_le_bytes([b[24], b[25]]);
+                (g.u64_at(ev), error, flags)
+            })
+            .collect::<Vec<_>>()
+    };
+    // No data and a writer (itself) open: not readable, no hang-up; the clock fires.
+    assert_eq!(poll(&mut g), [(2, 0, 0)]);
+    // A byte: readable.
+    feed_fifo(&fifo);
+    assert!(poll(&mut g).contains(&(1, 0, 0)));
+}
+
+#[test]
+fn fd_advise_on_a_directory_succeeds_as_on_linux() {
+    let mut g = Guest::new();
+    let e = g.call(
+        "fd_advise",
+        &[Val::I32(3), Val::I64(0), Val::I64(0), Val::I32(3)],
+    );
+    assert_eq!(e, 0);
+}
+
+#[test]
+fn a_listing_resumed_after_each_entry_is_removed_misses_none() {
+    // rm -r: read a buffer of entries, remove each, read on from the last one's cookie.
+    let mut g = Guest::new();
+    let sub = g.dir.path().join("d");
+    std::fs::create_dir(&sub).unwrap();
+    for i in 0..200 {
+        std::fs::write(sub.join(format!("file_with_a_long_name_{i}")), b"").unwrap();
+    }
+    let (e, d) = g.open(3, "d", DIRECTORY, Rights::DIRECTORY.0, 0);
+    assert_eq!(e, 0);
+    let mut cookie = 0;
+    loop {
+        let (names, full) = g.readdir(d, cookie, 512);
+        for (_, name) in &names {
+            if name != "." && name != ".." {
+                let path = format!("d/{name}");
+                g.put(PATH, path.as_bytes());
+                let e = g.call(
+                    "path_unlink_file",
+                    &[
+                        Val::I32(3),
+                        Val::I32(PATH as i32),
+                        Val::I32(path.len() as i32),
+                    ],
+                );
+                assert_eq!(e, 0, "unlink {path}");
+            }
+        }
+        let Some(&(next, _)) = names.last() else {
+            break;
+        };
+        cookie = next;
+        if !full {
+            break;
+        }
+    }
+    let left = std::fs::read_dir(&sub).unwrap().count();
+    assert_eq!(left, 0, "entries the listing skipped");
 }

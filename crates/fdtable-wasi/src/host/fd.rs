@@ -355,20 +355,26 @@ pub(super) fn fd_fdstat_set_flags(
         // (Linux's F_SETFL ignores O_DSYNC and O_SYNC).
         return Err(WasiErrno::Notsup.into());
     }
+    // APPEND and NONBLOCK are the host file's own status flags (F_SETFL): a FIFO cleared of
+    // NONBLOCK blocks again, as on Linux. The host's standard streams are left as they are
+    // (they may be shared with other processes); the guest's flags record what it asked.
     if let Desc::File(f) = &*file
-        && (flags ^ e.flags) & fdflags::APPEND != 0
+        && (flags ^ e.flags) & (fdflags::APPEND | fdflags::NONBLOCK) != 0
     {
-        set_append(&f.file, flags & fdflags::APPEND != 0)?;
+        set_status_flags(&f.file, flags)?;
     }
     drop(file);
     ctx.files.set_fd_payload(fd, FdEntry { flags, ..e })?;
     Ok(())
 }
 
-pub(super) fn set_append(f: &std::fs::File, on: bool) -> std::io::Result<()> {
+/// Sets the host file's `O_APPEND` and `O_NONBLOCK` to WASI's `APPEND` and `NONBLOCK` in
+/// `flags`, leaving its other status flags alone.
+pub(super) fn set_status_flags(f: &std::fs::File, flags: u16) -> std::io::Result<()> {
     use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
     let mut fl = fcntl_getfl(f)?;
-    fl.set(OFlags::APPEND, on);
+    fl.set(OFlags::APPEND, flags & fdflags::APPEND != 0);
+    fl.set(OFlags::NONBLOCK, flags & fdflags::NONBLOCK != 0);
     Ok(fcntl_setfl(f, fl)?)
 }
 
@@ -451,14 +457,16 @@ pub(super) fn fd_advise(
     }
     let (file, _) = ctx.get(fd, Rights::FD_ADVISE)?;
     match &*file {
-        Desc::File(f) => advise(&f.file, offset, len, advice),
-        Desc::Dir(_) => Err(WasiErrno::Isdir.into()),
+        Desc::File(f) => advise(std::os::fd::AsFd::as_fd(&f.file), offset, len, advice),
+        // Linux's posix_fadvise(2) takes a directory too, and does nothing with it. (The
+        // host's directory handle may be an O_PATH one, which fadvise would call EBADF.)
+        Desc::Dir(_) => Ok(()),
         _ => Err(WasiErrno::Spipe.into()),
     }
 }
 
 #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-fn advise(f: &std::fs::File, offset: u64, len: u64, advice: u32) -> CallResult {
+fn advise(f: std::os::fd::BorrowedFd<'_>, offset: u64, len: u64, advice: u32) -> CallResult {
     use rustix::fs::Advice;
     let a = match advice {
         0 => Advice::Normal,
@@ -473,7 +481,7 @@ fn advise(f: &std::fs::File, offset: u64, len: u64, advice: u32) -> CallResult {
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
-fn advise(_: &std::fs::File, _: u64, _: u64, _: u32) -> CallResult {
+fn advise(_: std::os::fd::BorrowedFd<'_>, _: u64, _: u64, _: u32) -> CallResult {
     // Advice is advisory; hosts without posix_fadvise (macOS) ignore it.
     Ok(())
 }

@@ -13,6 +13,7 @@ use crate::types::{Filetype, LOOKUP_SYMLINK_FOLLOW, Rights, WasiErrno, fdflags, 
 use cap_fs_ext::{
     DirExt, FollowSymlinks, OpenOptionsFollowExt, OpenOptionsMaybeDirExt, OpenOptionsSyncExt,
 };
+use cap_std::fs::OpenOptionsExt;
 use fdtable::FileRef;
 
 /// The directory behind a descriptor `ctx.dir` checked.
@@ -204,6 +205,11 @@ pub(super) fn path_open(
 
     let mut opts = cap_std::fs::OpenOptions::new();
     opts.maybe_dir(true);
+    if oflags & oflags::DIRECTORY != 0 {
+        // O_DIRECTORY: anything else is `notdir` before it is opened, as in the kernel's
+        // open; opening first would block on a FIFO with no writer, or open a device.
+        opts.custom_flags(rustix::fs::OFlags::DIRECTORY.bits() as i32);
+    }
     opts.follow(if dirflags & LOOKUP_SYMLINK_FOLLOW != 0 {
         FollowSymlinks::Yes
     } else {
@@ -252,7 +258,7 @@ pub(super) fn path_open(
         return Err(WasiErrno::Notdir.into());
     } else {
         if append {
-            super::fd::set_append(&opened, true)?;
+            super::fd::set_status_flags(&opened, fdflags)?;
         }
         let file = HostFile {
             file: opened,

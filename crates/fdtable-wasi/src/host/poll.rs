@@ -1,7 +1,8 @@
 //! `poll_oneoff`: waits for clocks and descriptors.
 //!
-//! Regular files and directories are always ready (as `poll(2)` says of them); the host's
-//! standard streams are polled with `poll(2)`; a clock is a timeout. The call returns the
+//! Regular files, block devices and directories are always ready (as `poll(2)` says of them);
+//! the host's standard streams and every other file (a FIFO, a socket, a terminal or another
+//! character device opened by path) are polled with `poll(2)`; a clock is a timeout. The call returns the
 //! subscriptions that are ready, each as one event; a subscription on a descriptor that is not
 //! open, or lacks `POLL_FD_READWRITE`, is an event carrying that errno.
 
@@ -10,11 +11,12 @@ use crate::desc::{Desc, Input, Output, StdioKind};
 use crate::host::misc::now;
 use crate::memory::{CallResult, GuestMemory};
 use crate::types::{
-    EVENT_FD_READWRITE_HANGUP, Rights, SUBSCRIPTION_CLOCK_ABSTIME, WasiErrno, clockid, eventtype,
-    layout,
+    EVENT_FD_READWRITE_HANGUP, Filetype, Rights, SUBSCRIPTION_CLOCK_ABSTIME, WasiErrno, clockid,
+    eventtype, layout,
 };
 use rustix::event::{PollFd, PollFlags};
 use std::io::Seek;
+use std::os::fd::AsFd;
 
 /// One event to report.
 struct Event {
@@ -29,10 +31,19 @@ struct Event {
 enum Wait {
     /// Ready now.
     Ready(Event),
-    /// A host standard stream (0, 1 or 2), for reading or writing.
-    Host(StdioKind, u64, u8),
+    /// A host file to `poll(2)`, for reading or writing.
+    Host(HostFd, u64, u8),
     /// A clock deadline, in monotonic nanoseconds.
     Clock(u64, u64),
+}
+
+/// A host descriptor `poll(2)` waits on.
+enum HostFd {
+    /// The host's standard stream (0, 1 or 2).
+    Stdio(StdioKind),
+    /// A file opened by path that `poll(2)` may find not ready (a FIFO, a socket, a
+    /// character device): a duplicate of its descriptor, so the table is not held meanwhile.
+    File(std::os::fd::OwnedFd),
 }
 
 pub(super) fn poll_oneoff(
@@ -99,6 +110,12 @@ pub(super) fn poll_oneoff(
                 };
                 let reading = tag == eventtype::FD_READ;
                 let w = match (&*file, reading) {
+                    (Desc::File(f), _) if !always_ready(f.filetype) => {
+                        match f.file.as_fd().try_clone_to_owned() {
+                            Ok(dup) => Wait::Host(HostFd::File(dup), userdata, tag),
+                            Err(e) => ready(WasiErrno::from(e), tag),
+                        }
+                    }
                     (Desc::File(f), true) => {
                         // Readable: the bytes left before the end (none: hang-up, end of file).
                         let size = f.file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -123,7 +140,9 @@ pub(super) fn poll_oneoff(
                         nbytes: 1,
                         flags: 0,
                     }),
-                    (Desc::Stdin(Input::Inherit), true) => Wait::Host(StdioKind::In, userdata, tag),
+                    (Desc::Stdin(Input::Inherit), true) => {
+                        Wait::Host(HostFd::Stdio(StdioKind::In), userdata, tag)
+                    }
                     (Desc::Stdin(Input::Bytes(q)), true) => {
                         let left = q.lock().map(|q| q.len()).unwrap_or(0) as u64;
                         Wait::Ready(Event {
@@ -139,7 +158,7 @@ pub(super) fn poll_oneoff(
                         })
                     }
                     (Desc::Stdout(kind, Output::Inherit), false) => {
-                        Wait::Host(*kind, userdata, tag)
+                        Wait::Host(HostFd::Stdio(*kind), userdata, tag)
                     }
                     (Desc::Stdout(_, _), false) => Wait::Ready(Event {
                         userdata,
@@ -158,7 +177,7 @@ pub(super) fn poll_oneoff(
     }
 
     let mut ready: Vec<Event> = Vec::new();
-    let mut host: Vec<(StdioKind, u64, u8)> = Vec::new();
+    let mut host: Vec<(HostFd, u64, u8)> = Vec::new();
     let mut clocks: Vec<(u64, u64)> = Vec::new();
     for w in waits {
         match w {
@@ -210,9 +229,18 @@ pub(super) fn poll_oneoff(
     Ok(())
 }
 
-/// Polls the host's standard streams for up to `timeout_ns` (forever if `None`).
+/// Whether `poll(2)` always finds a file of this type ready (fs/select.c's default for files
+/// without a `poll` method: regular files, block devices, directories).
+fn always_ready(ft: Filetype) -> bool {
+    matches!(
+        ft,
+        Filetype::RegularFile | Filetype::BlockDevice | Filetype::Directory
+    )
+}
+
+/// Polls host descriptors for up to `timeout_ns` (forever if `None`).
 fn poll_host(
-    host: &[(StdioKind, u64, u8)],
+    host: &[(HostFd, u64, u8)],
     timeout_ns: Option<u64>,
     ready: &mut Vec<Event>,
 ) -> CallResult {
@@ -226,9 +254,10 @@ fn poll_host(
                 PollFlags::OUT
             };
             match k {
-                StdioKind::In => PollFd::new(&stdin, flags),
-                StdioKind::Out => PollFd::new(&stdout, flags),
-                StdioKind::Err => PollFd::new(&stderr, flags),
+                HostFd::Stdio(StdioKind::In) => PollFd::new(&stdin, flags),
+                HostFd::Stdio(StdioKind::Out) => PollFd::new(&stdout, flags),
+                HostFd::Stdio(StdioKind::Err) => PollFd::new(&stderr, flags),
+                HostFd::File(fd) => PollFd::new(fd, flags),
             }
         })
         .collect();

@@ -75,17 +75,26 @@ fn filestat(m: &Metadata) -> Filestat {
     }
 }
 
-/// The type of the host's standard stream: a terminal is a character device, a redirected
-/// file a regular file, a pipe or socket `Unknown` (WASI has no FIFO type).
+/// The type of the host's standard stream, as a guest sees it: a terminal is a character
+/// device, a redirected file a regular file (or a block device); any other character device
+/// (`/dev/null`), a pipe or a socket is `Unknown` (WASI has no FIFO type), as wasmtime's host
+/// answers. wasi-libc's `isatty` is "a character device without `FD_SEEK` or `FD_TELL`
+/// rights", and no standard stream has those rights, so only a terminal may be a character
+/// device here: `/dev/null` on stdin is not a terminal on Linux.
 pub(crate) fn stdio_filetype(kind: StdioKind) -> Filetype {
+    use std::os::fd::AsFd;
+    match kind {
+        StdioKind::In => host_stream_filetype(std::io::stdin().as_fd()),
+        StdioKind::Out => host_stream_filetype(std::io::stdout().as_fd()),
+        StdioKind::Err => host_stream_filetype(std::io::stderr().as_fd()),
+    }
+}
+
+/// [`stdio_filetype`] of one host descriptor.
+fn host_stream_filetype(fd: std::os::fd::BorrowedFd<'_>) -> Filetype {
     use rustix::fs::FileType as T;
-    let st = match kind {
-        StdioKind::In => rustix::fs::fstat(std::io::stdin()),
-        StdioKind::Out => rustix::fs::fstat(std::io::stdout()),
-        StdioKind::Err => rustix::fs::fstat(std::io::stderr()),
-    };
-    match st.map(|st| T::from_raw_mode(st.st_mode)) {
-        Ok(T::CharacterDevice) => Filetype::CharacterDevice,
+    match rustix::fs::fstat(fd).map(|st| T::from_raw_mode(st.st_mode)) {
+        Ok(T::CharacterDevice) if rustix::termios::isatty(fd) => Filetype::CharacterDevice,
         Ok(T::RegularFile) => Filetype::RegularFile,
         Ok(T::BlockDevice) => Filetype::BlockDevice,
         _ => Filetype::Unknown,
@@ -239,9 +248,51 @@ pub(super) fn path_filestat_set_times(
     Ok(())
 }
 
-/// Writes `dir`'s entries from index `cookie` into `buf`: `.` and `..` first, then the
-/// entries in the host's order, each a `dirent` followed by its name, the last one cut at the
-/// end of the buffer (a full buffer tells the guest to call again). Returns the bytes used.
+/// Where `dirent`s go: the guest's buffer, filled from its start.
+struct DirentWriter {
+    /// u64: a buffer may end at the 4 GiB end of a 32-bit memory.
+    at: u64,
+    end: u64,
+}
+
+impl DirentWriter {
+    /// Writes one `dirent` and its name; false once the buffer is full (the last entry cut at
+    /// its end, which tells the guest to call again from that entry's cookie).
+    fn put(
+        &mut self,
+        mem: &mut GuestMemory<'_>,
+        next: u64,
+        ino: u64,
+        ft: Filetype,
+        name: &[u8],
+    ) -> CallResult<bool> {
+        let mut d = [0u8; layout::DIRENT_SIZE as usize];
+        d[0..8].copy_from_slice(&next.to_le_bytes());
+        d[8..16].copy_from_slice(&ino.to_le_bytes());
+        d[16..20].copy_from_slice(&u32::try_from(name.len())?.to_le_bytes());
+        d[20] = ft as u8;
+        for part in [&d[..], name] {
+            let room = (self.end - self.at) as usize;
+            let k = part.len().min(room);
+            mem.write_bytes(self.at as u32, &part[..k])?;
+            self.at += k as u64;
+            if self.at == self.end {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Writes `dir`'s entries from `cookie` on into `buf`, each a `dirent` followed by its name,
+/// the last one cut at the end of the buffer (a full buffer tells the guest to call again).
+/// Returns the bytes used.
+///
+/// On Linux a cookie is the host's own directory offset (`getdents64`'s `d_off`, where
+/// `lseek` resumes): as with `telldir`/`seekdir`, entries removed or added while a listing is
+/// read do not make the entries after them be skipped or repeated (`rm -r` removes each entry
+/// as it lists it), and each call reads on from its cookie instead of from the start.
+/// Elsewhere a cookie is an entry's index: `.` and `..` first, then the host's order.
 pub(crate) fn readdir(
     dir: &cap_std::fs::Dir,
     mem: &mut GuestMemory<'_>,
@@ -249,43 +300,104 @@ pub(crate) fn readdir(
     buf_len: u32,
     cookie: u64,
 ) -> CallResult<u32> {
-    // u64: a buffer may end at the 4 GiB end of a 32-bit memory.
-    let mut at = u64::from(buf);
-    let end = at + u64::from(buf_len);
-    let mut put = |mem: &mut GuestMemory<'_>,
-                   next: u64,
-                   ino: u64,
-                   ft: Filetype,
-                   name: &[u8]|
-     -> CallResult<bool> {
-        let mut d = [0u8; layout::DIRENT_SIZE as usize];
-        d[0..8].copy_from_slice(&next.to_le_bytes());
-        d[8..16].copy_from_slice(&ino.to_le_bytes());
-        d[16..20].copy_from_slice(&u32::try_from(name.len())?.to_le_bytes());
-        d[20] = ft as u8;
-        for part in [&d[..], name] {
-            let room = (end - at) as usize;
-            let k = part.len().min(room);
-            mem.write_bytes(at as u32, &part[..k])?;
-            at += k as u64;
-            if at == end {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+    let mut out = DirentWriter {
+        at: u64::from(buf),
+        end: u64::from(buf) + u64::from(buf_len),
     };
     let self_ino = dir.dir_metadata()?.ino();
+    // `..` of a preopened directory is outside the sandbox: report the directory itself.
+    let parent_ino = || dir.metadata("..").map(|m| m.ino()).unwrap_or(self_ino);
+    #[cfg(target_os = "linux")]
+    let complete = readdir_from_offset(dir, mem, &mut out, cookie, parent_ino)?;
+    #[cfg(not(target_os = "linux"))]
+    let complete = readdir_from_index(dir, mem, &mut out, cookie, self_ino, parent_ino)?;
+    Ok(if complete {
+        (out.at - u64::from(buf)) as u32
+    } else {
+        buf_len
+    })
+}
+
+/// [`readdir`] on Linux: `getdents64` from the host offset `cookie`, on a descriptor of its
+/// own (the directory's is shared with every fd renumbered from it). False if the buffer
+/// filled up.
+#[cfg(target_os = "linux")]
+fn readdir_from_offset(
+    dir: &cap_std::fs::Dir,
+    mem: &mut GuestMemory<'_>,
+    out: &mut DirentWriter,
+    cookie: u64,
+    parent_ino: impl Fn() -> u64,
+) -> CallResult<bool> {
+    use rustix::fs::{FileType as T, Mode, OFlags, RawDir, SeekFrom};
+    use std::mem::MaybeUninit;
+    let fd = rustix::fs::openat(
+        dir,
+        c".",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(std::io::Error::from)?;
+    // A cookie the host never gave (past the end, or not an offset the file system knows) is
+    // the end of the listing, as a `seekdir` there would be.
+    let Ok(start) = i64::try_from(cookie) else {
+        return Ok(true);
+    };
+    match rustix::fs::seek(&fd, SeekFrom::Start(start as u64)) {
+        Ok(_) => {}
+        Err(rustix::io::Errno::INVAL) => return Ok(true),
+        Err(e) => return Err(std::io::Error::from(e).into()),
+    }
+    let mut buf = vec![MaybeUninit::<u8>::uninit(); 16 * 1024];
+    let mut entries = RawDir::new(&fd, &mut buf);
+    while let Some(entry) = entries.next() {
+        let entry = entry.map_err(std::io::Error::from)?;
+        let name = entry.file_name().to_bytes();
+        let ino = if name == b".." {
+            parent_ino()
+        } else {
+            entry.ino()
+        };
+        let ft = match entry.file_type() {
+            T::Directory => Filetype::Directory,
+            T::RegularFile => Filetype::RegularFile,
+            T::Symlink => Filetype::SymbolicLink,
+            T::CharacterDevice => Filetype::CharacterDevice,
+            T::BlockDevice => Filetype::BlockDevice,
+            T::Socket => Filetype::SocketStream,
+            T::Fifo => Filetype::Unknown,
+            // DT_UNKNOWN: the file system does not say in its listing; ask the file.
+            _ => {
+                use std::os::unix::ffi::OsStrExt;
+                dir.symlink_metadata(std::ffi::OsStr::from_bytes(name))
+                    .map(|m| filetype_of(m.file_type()))
+                    .unwrap_or(Filetype::Unknown)
+            }
+        };
+        if !out.put(mem, entry.next_entry_cookie(), ino, ft, name)? {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// [`readdir`] where the host has no directory offsets to hand out: a cookie is an index.
+#[cfg(not(target_os = "linux"))]
+fn readdir_from_index(
+    dir: &cap_std::fs::Dir,
+    mem: &mut GuestMemory<'_>,
+    out: &mut DirentWriter,
+    cookie: u64,
+    self_ino: u64,
+    parent_ino: impl Fn() -> u64,
+) -> CallResult<bool> {
     let mut index = 0u64;
-    if cookie <= index && !put(mem, 1, self_ino, Filetype::Directory, b".")? {
-        return Ok(buf_len);
+    if cookie <= index && !out.put(mem, 1, self_ino, Filetype::Directory, b".")? {
+        return Ok(false);
     }
     index += 1;
-    if cookie <= index {
-        // `..` of a preopened directory is outside the sandbox: report the directory itself.
-        let parent = dir.metadata("..").map(|m| m.ino()).unwrap_or(self_ino);
-        if !put(mem, 2, parent, Filetype::Directory, b"..")? {
-            return Ok(buf_len);
-        }
+    if cookie <= index && !out.put(mem, 2, parent_ino(), Filetype::Directory, b"..")? {
+        return Ok(false);
     }
     index += 1;
     for entry in dir.entries()? {
@@ -293,13 +405,35 @@ pub(crate) fn readdir(
         if cookie <= index {
             let ft = filetype_of(entry.file_type()?);
             let name = entry.file_name();
-            let name = name.as_encoded_bytes();
             use std::os::unix::fs::DirEntryExt;
-            if !put(mem, index + 1, entry.ino(), ft, name)? {
-                return Ok(buf_len);
+            if !out.put(mem, index + 1, entry.ino(), ft, name.as_encoded_bytes())? {
+                return Ok(false);
             }
         }
         index += 1;
     }
-    Ok((at - u64::from(buf)) as u32)
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn a_standard_stream_is_a_character_device_only_on_a_terminal() {
+        let null = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(host_stream_filetype(null.as_fd()), Filetype::Unknown);
+        let (r, w) = std::io::pipe().unwrap();
+        assert_eq!(host_stream_filetype(r.as_fd()), Filetype::Unknown);
+        assert_eq!(host_stream_filetype(w.as_fd()), Filetype::Unknown);
+        let file = tempfile::tempfile().unwrap();
+        assert_eq!(host_stream_filetype(file.as_fd()), Filetype::RegularFile);
+        let tty = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/ptmx")
+            .unwrap();
+        assert_eq!(host_stream_filetype(tty.as_fd()), Filetype::CharacterDevice);
+    }
 }
