@@ -14,14 +14,34 @@ pub struct WasiArgs {
     #[arg(long = "env", value_name = "KEY=VALUE")]
     pub env: Vec<String>,
     /// The cap on descriptor numbers, as RLIMIT_NOFILE: opens past it fail with `mfile`.
-    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
-    pub nofile: u64,
+    /// Default: this process's soft RLIMIT_NOFILE less 64 kept for the host (each guest
+    /// descriptor holds a host one), at most 1048576
+    #[arg(long, value_name = "N")]
+    pub nofile: Option<u64>,
     /// The wasm32-wasip1 program (a binary module).
     #[arg(value_name = "PROG.wasm")]
     pub program: PathBuf,
     /// Its arguments.
     #[arg(value_name = "ARGS", allow_hyphen_values = true)]
     pub args: Vec<String>,
+}
+
+/// The guest's cap on descriptor numbers when `--nofile` is not given: the host's soft
+/// `RLIMIT_NOFILE` less 64 for the host's own descriptors (the engine's, a directory's
+/// listing), never less than half of it, and at most [`DEFAULT_NOFILE`](crate::DEFAULT_NOFILE).
+/// Each guest descriptor holds a host one, so a guest that fills its table meets `mfile` from
+/// its own, as a native program meets EMFILE at its limit, before the host runs out and
+/// calls that open nothing for the guest (a listing, a path walked through a subdirectory)
+/// fail.
+#[cfg(unix)]
+pub fn default_nofile() -> u64 {
+    const HOST_RESERVE: u64 = 64;
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .unwrap_or(u64::MAX);
+    soft.saturating_sub(HOST_RESERVE)
+        .max(soft / 2)
+        .min(crate::DEFAULT_NOFILE)
 }
 
 /// Exit status of a trapped guest: the shell's status for SIGABRT, as wasmtime's command uses.
@@ -32,7 +52,8 @@ pub const TRAP_STATUS: i32 = 128 + 6;
 #[cfg(unix)]
 pub fn wasi(args: WasiArgs) -> i32 {
     use crate::run::Outcome;
-    let mut b = crate::WasiCtx::builder().nofile(args.nofile);
+    let nofile = args.nofile.unwrap_or_else(default_nofile);
+    let mut b = crate::WasiCtx::builder().nofile(nofile);
     b = b.arg(args.program.display().to_string());
     for a in &args.args {
         b = b.arg(a.clone());
@@ -98,4 +119,25 @@ pub fn wasi(args: WasiArgs) -> i32 {
     let _ = args;
     eprintln!("fdtable wasi: this host is not supported (Unix hosts only)");
     1
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_nofile_leaves_the_host_room_below_its_own_limit() {
+        let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile)
+            .current
+            .unwrap_or(u64::MAX);
+        let n = default_nofile();
+        assert!(n <= crate::DEFAULT_NOFILE);
+        if soft <= crate::DEFAULT_NOFILE {
+            assert!(
+                n < soft,
+                "{n} descriptors for the guest, {soft} for the process"
+            );
+            assert!(n >= soft / 2);
+        }
+    }
 }

@@ -88,10 +88,7 @@ impl WasiCtxBuilder {
     ) -> std::io::Result<Self> {
         let dir = cap_std::fs::Dir::open_ambient_dir(host, cap_std::ambient_authority())?;
         self.preopens.push((
-            HostDir {
-                dir,
-                preopen: Some(guest.into()),
-            },
+            HostDir::new(dir, Some(guest.into())),
             base.intersect(Rights::DIRECTORY),
             inheriting,
         ));

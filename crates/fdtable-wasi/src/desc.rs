@@ -69,6 +69,69 @@ pub struct HostDir {
     pub dir: cap_std::fs::Dir,
     /// The guest path of a preopened directory (`fd_prestat_*`), `None` for one opened later.
     pub preopen: Option<String>,
+    /// `fd_readdir`'s state: its cookies and the host descriptor it lists through.
+    pub(crate) listing: std::sync::Mutex<Listing>,
+}
+
+impl HostDir {
+    /// The host directory `dir`, opened by the guest (`preopen`: `None`) or preopened as the
+    /// guest path `preopen`.
+    pub fn new(dir: cap_std::fs::Dir, preopen: Option<String>) -> HostDir {
+        HostDir {
+            dir,
+            preopen,
+            listing: Default::default(),
+        }
+    }
+}
+
+/// What `fd_readdir` keeps for one open directory.
+///
+/// A cookie names a host directory offset (`getdents64`'s `d_off`, where `lseek` resumes a
+/// listing), so that entries removed or added while the guest reads do not shift the others.
+/// The host's offsets use 64 bits (ext4's are hashes), and wasi-libc keeps a `telldir`
+/// position in a 32-bit `long`, so the guest sees small numbers instead: cookie `n` ≥ 1 is the
+/// `n`-th distinct offset this directory handed out, 0 the start.
+#[derive(Debug, Default)]
+pub(crate) struct Listing {
+    /// Host offsets by cookie - 1.
+    offsets: Vec<u64>,
+    /// Cookies by host offset.
+    cookies: std::collections::HashMap<u64, u64>,
+    /// A host descriptor of the directory that can be read (the directory's own may be an
+    /// `O_PATH` one), opened by a listing's first `fd_readdir` and kept until a call reaches
+    /// the end, so a listing read in several calls opens it once.
+    #[cfg(target_os = "linux")]
+    pub(crate) fd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Listing {
+    /// Past this many offsets, a listing that starts again from cookie 0 forgets them (a
+    /// directory whose entries keep changing, listed again and again, would grow it without
+    /// end); cookies from before then name nothing, and a listing resumed at one ends.
+    const FORGET_AFTER: usize = 1 << 20;
+
+    /// The host offset `cookie` names: `Some(0)` for 0, `None` for a cookie never handed out.
+    pub(crate) fn offset(&mut self, cookie: u64) -> Option<u64> {
+        if cookie == 0 {
+            if self.offsets.len() > Self::FORGET_AFTER {
+                self.offsets = Vec::new();
+                self.cookies = Default::default();
+            }
+            return Some(0);
+        }
+        self.offsets.get(usize::try_from(cookie - 1).ok()?).copied()
+    }
+
+    /// The cookie for the host offset `offset`, the same one each time it is asked.
+    pub(crate) fn cookie(&mut self, offset: u64) -> u64 {
+        let next = self.offsets.len() as u64 + 1;
+        let c = *self.cookies.entry(offset).or_insert(next);
+        if c == next {
+            self.offsets.push(offset);
+        }
+        c
+    }
 }
 
 /// An open file description: what an fd refers to.

@@ -219,6 +219,19 @@ impl<'a> GuestMemory<'a> {
         core::str::from_utf8(bytes).map_err(|_| CallError::Errno(WasiErrno::Ilseq))
     }
 
+    /// A path, or a symbolic link's target, the guest passes: shorter than `PATH_MAX` with its
+    /// terminating NUL (`nametoolong` from 4,096 bytes on, as the kernel's `getname` answers),
+    /// and UTF-8 (`ilseq`).
+    pub fn path(&self, ptr: u32, len: u32) -> CallResult<&str> {
+        /// Linux's `PATH_MAX`, the NUL included.
+        const PATH_MAX: u32 = 4096;
+        self.slice(ptr, len)?;
+        if len >= PATH_MAX {
+            return Err(CallError::Errno(WasiErrno::Nametoolong));
+        }
+        self.str(ptr, len)
+    }
+
     /// The `(buf, buf_len)` pairs of an iovec array of `count` entries at `ptr`.
     pub fn iovecs(
         &self,

@@ -27,7 +27,10 @@ const IMPORTS: &[(&str, &str)] = &[
     ("fd_seek", "i32 i64 i32 i32"),
     ("fd_write", "i32 i32 i32 i32"),
     ("path_create_directory", "i32 i32 i32"),
+    ("path_filestat_get", "i32 i32 i32 i32 i32"),
     ("path_open", "i32 i32 i32 i32 i32 i64 i64 i32 i32"),
+    ("path_remove_directory", "i32 i32 i32"),
+    ("path_rename", "i32 i32 i32 i32 i32 i32"),
     ("path_symlink", "i32 i32 i32 i32 i32"),
     ("path_unlink_file", "i32 i32 i32"),
     ("poll_oneoff", "i32 i32 i32 i32"),
@@ -597,19 +600,36 @@ fn guest_pointers_out_of_bounds_trap_with_a_message() {
         .is_err()
     );
     assert!(g.stdout.lock().unwrap().is_empty(), "nothing was written");
-    // A huge count, a misaligned result pointer, a huge path length.
+    // A huge count (past UIO_MAXIOV: `inval` before the array is read, as readv(2) answers;
+    // past the end of memory within it: a trap), a misaligned result pointer, a huge path
+    // length.
     let mut g = Guest::new();
-    assert!(
+    let writev = |g: &mut Guest, n: i32| {
         g.try_call(
             "fd_write",
             &[
                 Val::I32(1),
                 Val::I32(IOV as i32),
-                Val::I32(-1),
+                Val::I32(n),
+                Val::I32(OUT as i32),
+            ],
+        )
+    };
+    assert_eq!(writev(&mut g, -1).unwrap(), INVAL);
+    g.put(IOV, &[0u8; 8]);
+    let at_end = 65536 - 8 * 4;
+    assert!(
+        g.try_call(
+            "fd_write",
+            &[
+                Val::I32(1),
+                Val::I32(at_end),
+                Val::I32(5),
                 Val::I32(OUT as i32)
             ]
         )
-        .is_err()
+        .is_err(),
+        "an iovec array that runs past the end of memory"
     );
     let mut g = Guest::new();
     assert!(
@@ -1037,4 +1057,199 @@ fn a_listing_resumed_after_each_entry_is_removed_misses_none() {
     }
     let left = std::fs::read_dir(&sub).unwrap().count();
     assert_eq!(left, 0, "entries the listing skipped");
+}
+
+#[test]
+fn a_cookie_fits_telldir_and_resumes_where_it_was_taken() {
+    // wasi-libc's telldir() returns a cookie as a 32-bit long, and seekdir() gives it back.
+    let mut g = Guest::new();
+    let sub = g.dir.path().join("d");
+    std::fs::create_dir(&sub).unwrap();
+    for i in 0..100 {
+        std::fs::write(sub.join(format!("f{i}")), b"").unwrap();
+    }
+    let (e, d) = g.open(3, "d", DIRECTORY, Rights::DIRECTORY.0, 0);
+    assert_eq!(e, 0);
+    let mut all = Vec::new();
+    let mut cookie = 0;
+    loop {
+        let (names, full) = g.readdir(d, cookie, 200);
+        all.extend(names.iter().cloned());
+        let Some(&(next, _)) = names.last() else {
+            break;
+        };
+        cookie = next;
+        if !full {
+            break;
+        }
+    }
+    assert_eq!(all.len(), 102, "100 files, . and ..");
+    assert!(all.iter().all(|&(c, _)| c > 0 && c <= i32::MAX as u64));
+    // Resumed from any entry's cookie: the entries after it, as in the first listing.
+    for k in [0, 1, 50, 100] {
+        let (rest, _) = g.readdir(d, all[k].0, 8192);
+        assert_eq!(rest, all[k + 1..], "resumed after entry {k}");
+    }
+    // The end, and a cookie never handed out: nothing.
+    assert_eq!(g.readdir(d, all[101].0, 8192).0, []);
+    assert_eq!(g.readdir(d, 1 << 40, 8192).0, []);
+}
+
+impl Guest {
+    /// Calls the `path_*` import `name` with (fd 3, `path`) and then `rest`: its errno.
+    fn at(&mut self, name: &str, path: &str, rest: &[Val]) -> u16 {
+        self.put(PATH, path.as_bytes());
+        let mut args = vec![
+            Val::I32(3),
+            Val::I32(PATH as i32),
+            Val::I32(path.len() as i32),
+        ];
+        args.extend_from_slice(rest);
+        self.call(name, &args)
+    }
+
+    /// `path_filestat_get(3, flags, path)`: the errno and the file type.
+    fn stat(&mut self, path: &str, follow: bool) -> (u16, u8) {
+        self.put(PATH, path.as_bytes());
+        let e = self.call(
+            "path_filestat_get",
+            &[
+                Val::I32(3),
+                Val::I32(follow as i32),
+                Val::I32(PATH as i32),
+                Val::I32(path.len() as i32),
+                Val::I32(OUT as i32),
+            ],
+        );
+        let mut t = [0u8; 1];
+        self.memory
+            .read(&self.store, OUT as usize + 16, &mut t)
+            .unwrap();
+        (e, if e == 0 { t[0] } else { 0 })
+    }
+
+    /// `path_rename(3, from, 3, to)`: the errno.
+    fn rename(&mut self, from: &str, to: &str) -> u16 {
+        let both = format!("{from}{to}");
+        self.put(PATH, both.as_bytes());
+        self.call(
+            "path_rename",
+            &[
+                Val::I32(3),
+                Val::I32(PATH as i32),
+                Val::I32(from.len() as i32),
+                Val::I32(3),
+                Val::I32((PATH as usize + from.len()) as i32),
+                Val::I32(to.len() as i32),
+            ],
+        )
+    }
+}
+
+const NOTDIR: u16 = WasiErrno::Notdir as u16;
+const ISDIR: u16 = WasiErrno::Isdir as u16;
+const NOENT: u16 = WasiErrno::Noent as u16;
+
+#[test]
+fn a_trailing_slash_asks_for_a_directory_as_in_the_kernels_lookup() {
+    let mut g = Guest::new();
+    let root = g.dir.path().to_path_buf();
+    std::fs::write(root.join("a"), b"A").unwrap();
+    std::fs::write(root.join("b"), b"B").unwrap();
+    std::fs::create_dir(root.join("d")).unwrap();
+    std::fs::create_dir(root.join("e")).unwrap();
+    std::os::unix::fs::symlink("d", root.join("sd")).unwrap();
+    std::os::unix::fs::symlink("a", root.join("sa")).unwrap();
+    std::os::unix::fs::symlink("nowhere", root.join("dangling")).unwrap();
+    // rename(2): a file named with a trailing slash on either side is ENOTDIR, and the file
+    // `b` is not replaced for `b/`.
+    assert_eq!(g.rename("a", "b/"), NOTDIR);
+    assert_eq!(g.rename("a/", "c"), NOTDIR);
+    assert_eq!(g.rename("sa", "c/"), NOTDIR);
+    assert_eq!(std::fs::read(root.join("b")).unwrap(), b"B");
+    assert_eq!(g.rename("e/", "f/"), 0);
+    assert!(root.join("f").is_dir());
+    // stat of `x/`, with or without following: a directory through a link, else ENOTDIR.
+    for follow in [false, true] {
+        assert_eq!(g.stat("sd/", follow), (0, 3), "sd/");
+        assert_eq!(g.stat("d/", follow), (0, 3), "d/");
+        assert_eq!(g.stat("a/", follow).0, NOTDIR, "a/");
+        assert_eq!(g.stat("sa/", follow).0, NOTDIR, "sa/");
+        assert_eq!(g.stat("dangling/", follow).0, NOENT, "dangling/");
+    }
+    assert_eq!(g.stat("sd", false), (0, 7), "the link itself");
+    // rmdir("d/") removes d; unlink of `x/` removes nothing.
+    assert_eq!(g.at("path_unlink_file", "sd/", &[]), NOTDIR);
+    assert_eq!(g.at("path_unlink_file", "a/", &[]), NOTDIR);
+    assert_eq!(g.at("path_unlink_file", "d/", &[]), ISDIR);
+    assert_eq!(g.at("path_remove_directory", "sd/", &[]), NOTDIR);
+    assert!(root.join("sd").is_symlink() && root.join("a").is_file());
+    assert_eq!(g.at("path_remove_directory", "d/", &[]), 0);
+    assert!(!root.join("d").exists());
+}
+
+#[test]
+fn a_path_of_path_max_bytes_is_nametoolong() {
+    let mut g = Guest::new();
+    let long = "x/".repeat(2048);
+    assert_eq!(long.len(), 4096);
+    assert_eq!(
+        g.at("path_create_directory", &long, &[]),
+        WasiErrno::Nametoolong as u16
+    );
+    assert_eq!(
+        g.at("path_create_directory", &long[..4094], &[]),
+        NOENT,
+        "4,094 bytes: looked up"
+    );
+    assert_eq!(std::fs::read_dir(g.dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn more_iovecs_than_uio_maxiov_are_inval() {
+    let mut g = Guest::new();
+    let f = g.create("f");
+    g.put(IOV, &vec![0u8; 1025 * 8]);
+    let writev = |g: &mut Guest, n: i32| {
+        g.call(
+            "fd_write",
+            &[
+                Val::I32(f as i32),
+                Val::I32(IOV as i32),
+                Val::I32(n),
+                Val::I32(OUT as i32),
+            ],
+        )
+    };
+    assert_eq!(writev(&mut g, 1024), 0);
+    assert_eq!(writev(&mut g, 1025), INVAL);
+    // The descriptor is checked first.
+    assert_eq!(
+        g.call(
+            "fd_write",
+            &[
+                Val::I32(99),
+                Val::I32(IOV as i32),
+                Val::I32(1025),
+                Val::I32(OUT as i32)
+            ]
+        ),
+        BADF
+    );
+}
+
+#[test]
+fn directory_opens_combine_flags_as_the_kernels_open() {
+    let mut g = Guest::new();
+    g.create("f");
+    std::fs::create_dir(g.dir.path().join("d")).unwrap();
+    const CREAT: i32 = 1;
+    const EXCL: i32 = 4;
+    const TRUNC: i32 = 8;
+    let r = Rights::FD_READDIR.0;
+    assert_eq!(g.open(3, "d", DIRECTORY | TRUNC, r, 0).0, ISDIR);
+    assert_eq!(g.open(3, "f", DIRECTORY | TRUNC, r, 0).0, NOTDIR);
+    assert_eq!(g.open(3, "d", DIRECTORY | CREAT, r, 0).0, INVAL);
+    // O_EXCL without O_CREAT means nothing.
+    assert_eq!(g.open(3, "d", DIRECTORY | EXCL, r, 0).0, 0);
 }

@@ -14,6 +14,16 @@ use std::io::{IoSlice, Read, Seek, SeekFrom, Write};
 /// Iovecs gathered on the stack for one `writev`; more are written in further calls.
 const MAX_IOV: usize = 16;
 
+/// An iovec array longer than the kernel's `UIO_MAXIOV` (1,024) is `inval`, as `readv` and
+/// `writev` answer once the descriptor has been checked.
+fn iov_count(n: u32) -> CallResult {
+    const UIO_MAXIOV: u32 = 1024;
+    if n > UIO_MAXIOV {
+        return Err(CallError::Errno(WasiErrno::Inval));
+    }
+    Ok(())
+}
+
 fn badf<T>() -> CallResult<T> {
     Err(CallError::Errno(WasiErrno::Badf))
 }
@@ -37,6 +47,7 @@ pub(super) fn fd_read(
 ) -> CallResult {
     mem.check(out, 4, 4)?;
     let (file, _) = ctx.get(fd, Rights::FD_READ)?;
+    iov_count(n)?;
     let mut total = 0usize;
     match &*file {
         Desc::File(f) if f.filetype == Filetype::RegularFile => {
@@ -93,6 +104,7 @@ pub(super) fn fd_write(
 ) -> CallResult {
     mem.check(out, 4, 4)?;
     let (file, _) = ctx.get(fd, Rights::FD_WRITE)?;
+    iov_count(n)?;
     let total = match &*file {
         Desc::File(f) => gather_write(mem, iovs, n, |b| (&f.file).write_vectored(b))?,
         Desc::Stdout(kind, output) => match output {
@@ -178,6 +190,7 @@ pub(super) fn fd_pread(
 ) -> CallResult {
     mem.check(out, 4, 4)?;
     let (file, _) = ctx.get(fd, Rights::FD_READ.union(Rights::FD_SEEK))?;
+    iov_count(n)?;
     let f = match &*file {
         Desc::File(f) => f,
         Desc::Dir(_) => return Err(WasiErrno::Isdir.into()),
@@ -209,6 +222,7 @@ pub(super) fn fd_pwrite(
 ) -> CallResult {
     mem.check(out, 4, 4)?;
     let (file, _) = ctx.get(fd, Rights::FD_WRITE.union(Rights::FD_SEEK))?;
+    iov_count(n)?;
     let f = match &*file {
         Desc::File(f) => f,
         Desc::Dir(_) => return Err(WasiErrno::Isdir.into()),
@@ -547,7 +561,7 @@ pub(super) fn fd_readdir(
     let Some(dir) = file.as_dir() else {
         return Err(WasiErrno::Notdir.into());
     };
-    let used = crate::host::stat::readdir(&dir.dir, mem, buf, buf_len, cookie)?;
+    let used = crate::host::stat::readdir(dir, mem, buf, buf_len, cookie)?;
     drop(file);
     mem.write_u32(out, used)?;
     Ok(())

@@ -23,6 +23,20 @@ fn host_dir(d: &Desc) -> CallResult<&cap_std::fs::Dir> {
         .ok_or(CallError::Errno(WasiErrno::Notdir))
 }
 
+/// `path` without its trailing slashes, and whether it had any. In the kernel's lookup a
+/// trailing slash asks for a directory (and follows a symbolic link in the last component to
+/// one): `f/` of a file is ENOTDIR, `l/` of a link to a directory is the directory. cap-std
+/// drops the slashes, so the calls that would otherwise act on the wrong file check them
+/// here. A path of slashes alone is left as it is.
+pub(crate) fn trailing_slash(path: &str) -> (&str, bool) {
+    let base = path.trim_end_matches('/');
+    if base.is_empty() || base.len() == path.len() {
+        (path, false)
+    } else {
+        (base, true)
+    }
+}
+
 pub(super) fn path_create_directory(
     ctx: &mut WasiCtx,
     mem: &mut GuestMemory<'_>,
@@ -31,7 +45,7 @@ pub(super) fn path_create_directory(
     len: u32,
 ) -> CallResult {
     let (file, _) = ctx.dir(fd, Rights::PATH_CREATE_DIRECTORY)?;
-    let p = mem.str(path, len)?;
+    let p = mem.path(path, len)?;
     host_dir(&file)?.create_dir(p)?;
     Ok(())
 }
@@ -44,8 +58,10 @@ pub(super) fn path_remove_directory(
     len: u32,
 ) -> CallResult {
     let (file, _) = ctx.dir(fd, Rights::PATH_REMOVE_DIRECTORY)?;
-    let p = mem.str(path, len)?;
-    host_dir(&file)?.remove_dir(p)?;
+    let p = mem.path(path, len)?;
+    // rmdir("d/") removes d (and is ENOTDIR for a link to a directory: the host's rmdir of
+    // the link says so).
+    host_dir(&file)?.remove_dir(trailing_slash(p).0)?;
     Ok(())
 }
 
@@ -57,7 +73,19 @@ pub(super) fn path_unlink_file(
     len: u32,
 ) -> CallResult {
     let (file, _) = ctx.dir(fd, Rights::PATH_UNLINK_FILE)?;
-    let p = mem.str(path, len)?;
+    let p = mem.path(path, len)?;
+    let (base, slash) = trailing_slash(p);
+    if slash {
+        // unlink("x/") unlinks nothing: EISDIR for a directory, ENOTDIR for anything else
+        // (a link to a directory included), as do_unlinkat answers.
+        let m = host_dir(&file)?.symlink_metadata(base)?;
+        return Err(if m.is_dir() {
+            WasiErrno::Isdir
+        } else {
+            WasiErrno::Notdir
+        }
+        .into());
+    }
     host_dir(&file)?.remove_file_or_symlink(p)?;
     Ok(())
 }
@@ -83,8 +111,8 @@ pub(super) fn path_link(
         // linkat(AT_SYMLINK_FOLLOW) cannot be confined portably: refused, as wasmtime does.
         return Err(WasiErrno::Inval.into());
     }
-    let p = mem.str(path, len)?;
-    let q = mem.str(to, to_len)?;
+    let p = mem.path(path, len)?;
+    let q = mem.path(to, to_len)?;
     host_dir(&src)?.hard_link(p, host_dir(&dst)?, q)?;
     Ok(())
 }
@@ -102,9 +130,17 @@ pub(super) fn path_rename(
 ) -> CallResult {
     let (src, _) = ctx.dir(fd, Rights::PATH_RENAME_SOURCE)?;
     let (dst, _) = ctx.dir(to_fd, Rights::PATH_RENAME_TARGET)?;
-    let p = mem.str(path, len)?;
-    let q = mem.str(to, to_len)?;
-    host_dir(&src)?.rename(p, host_dir(&dst)?, q)?;
+    let p = mem.path(path, len)?;
+    let q = mem.path(to, to_len)?;
+    let ((p0, p_slash), (q0, q_slash)) = (trailing_slash(p), trailing_slash(q));
+    if p_slash || q_slash {
+        // A trailing slash on either name is only for a directory: renaming anything else so
+        // is ENOTDIR (renameat2), never a rename of `a` over the file `b` for `b/`.
+        if !host_dir(&src)?.symlink_metadata(p0)?.is_dir() {
+            return Err(WasiErrno::Notdir.into());
+        }
+    }
+    host_dir(&src)?.rename(p0, host_dir(&dst)?, q0)?;
     Ok(())
 }
 
@@ -118,8 +154,8 @@ pub(super) fn path_symlink(
     len: u32,
 ) -> CallResult {
     let (file, _) = ctx.dir(fd, Rights::PATH_SYMLINK)?;
-    let t = mem.str(target, target_len)?;
-    let p = mem.str(path, len)?;
+    let t = mem.path(target, target_len)?;
+    let p = mem.path(path, len)?;
     symlink(host_dir(&file)?, t, p)
 }
 
@@ -144,7 +180,7 @@ pub(super) fn path_readlink(
     mem.check(out, 4, 4)?;
     mem.slice(buf, buf_len)?;
     let (file, _) = ctx.dir(fd, Rights::PATH_READLINK)?;
-    let p = mem.str(path, len)?;
+    let p = mem.path(path, len)?;
     let link = host_dir(&file)?.read_link_contents(p)?;
     drop(file);
     let bytes = link.as_os_str().as_encoded_bytes();
@@ -183,9 +219,10 @@ pub(super) fn path_open(
         return Err(WasiErrno::Inval.into());
     }
     let (oflags, fdflags) = (oflags as u16, fdflags as u16);
-    if oflags & oflags::DIRECTORY != 0
-        && oflags & (oflags::CREAT | oflags::EXCL | oflags::TRUNC) != 0
-    {
+    // O_DIRECTORY | O_CREAT is EINVAL (Linux 6.4 on); with O_TRUNC the open itself answers
+    // (EISDIR for a directory, ENOTDIR for anything else), and O_EXCL without O_CREAT means
+    // nothing, as in the kernel's open.
+    if oflags & oflags::DIRECTORY != 0 && oflags & oflags::CREAT != 0 {
         return Err(WasiErrno::Inval.into());
     }
     // The result is written last: check it can be before anything is opened.
@@ -201,7 +238,7 @@ pub(super) fn path_open(
     if !entry.inheriting.contains(base.union(inheriting)) {
         return Err(WasiErrno::Notcapable.into());
     }
-    let p = mem.str(path, len)?;
+    let p = mem.path(path, len)?;
 
     let mut opts = cap_std::fs::OpenOptions::new();
     opts.maybe_dir(true);
@@ -247,13 +284,7 @@ pub(super) fn path_open(
     let ft = filetype_of(cap_std::fs::Metadata::from_file(&opened)?.file_type());
     let (desc, mask) = if ft == Filetype::Directory {
         let d = cap_std::fs::Dir::from_std_file(opened);
-        (
-            Desc::Dir(HostDir {
-                dir: d,
-                preopen: None,
-            }),
-            Rights::DIRECTORY,
-        )
+        (Desc::Dir(HostDir::new(d, None)), Rights::DIRECTORY)
     } else if oflags & oflags::DIRECTORY != 0 {
         return Err(WasiErrno::Notdir.into());
     } else {

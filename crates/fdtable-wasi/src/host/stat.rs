@@ -1,7 +1,9 @@
 //! File attributes (`*_filestat_*`) and directory listings (`fd_readdir`).
 
 use crate::ctx::WasiCtx;
-use crate::desc::{Desc, StdioKind};
+#[cfg(target_os = "linux")]
+use crate::desc::Listing;
+use crate::desc::{Desc, HostDir, StdioKind};
 use crate::memory::{CallResult, GuestMemory};
 use crate::types::{Filetype, LOOKUP_SYMLINK_FOLLOW, Rights, WasiErrno, fstflags, layout};
 use cap_fs_ext::{DirExt, FileTypeExt, Metadata, OsMetadataExt, SystemTimeSpec};
@@ -210,8 +212,16 @@ pub(super) fn path_filestat_get(
     mem.check(out, layout::FILESTAT_SIZE, 8)?;
     let (file, _) = ctx.dir(fd, Rights::PATH_FILESTAT_GET)?;
     let dir = &file.as_dir().ok_or(WasiErrno::Notdir)?.dir;
-    let p = mem.str(path, len)?;
-    let m = if flags & LOOKUP_SYMLINK_FOLLOW != 0 {
+    let p = mem.path(path, len)?;
+    let (base, slash) = super::path::trailing_slash(p);
+    let m = if slash {
+        // `d/`: a directory, through a symbolic link too, whatever the flags; else ENOTDIR.
+        let m = dir.metadata(base)?;
+        if !m.is_dir() {
+            return Err(WasiErrno::Notdir.into());
+        }
+        m
+    } else if flags & LOOKUP_SYMLINK_FOLLOW != 0 {
         dir.metadata(p)?
     } else {
         dir.symlink_metadata(p)?
@@ -239,7 +249,7 @@ pub(super) fn path_filestat_set_times(
     let (a, m) = times(atim, mtim, fst)?;
     let (file, _) = ctx.dir(fd, Rights::PATH_FILESTAT_SET_TIMES)?;
     let dir = &file.as_dir().ok_or(WasiErrno::Notdir)?.dir;
-    let p = mem.str(path, len)?;
+    let p = mem.path(path, len)?;
     if flags & LOOKUP_SYMLINK_FOLLOW != 0 {
         dir.set_times(p, a, m)?;
     } else {
@@ -288,18 +298,20 @@ impl DirentWriter {
 /// the last one cut at the end of the buffer (a full buffer tells the guest to call again).
 /// Returns the bytes used.
 ///
-/// On Linux a cookie is the host's own directory offset (`getdents64`'s `d_off`, where
-/// `lseek` resumes): as with `telldir`/`seekdir`, entries removed or added while a listing is
-/// read do not make the entries after them be skipped or repeated (`rm -r` removes each entry
-/// as it lists it), and each call reads on from its cookie instead of from the start.
-/// Elsewhere a cookie is an entry's index: `.` and `..` first, then the host's order.
+/// On Linux a cookie names the host's own directory offset (`getdents64`'s `d_off`, where
+/// `lseek` resumes; [`Listing`]): as with `telldir`/`seekdir`, entries removed or added while
+/// a listing is read do not make the entries after them be skipped or repeated (`rm -r`
+/// removes each entry as it lists it), and each call reads on from its cookie instead of from
+/// the start. Elsewhere a cookie is an entry's index: `.` and `..` first, then the host's
+/// order.
 pub(crate) fn readdir(
-    dir: &cap_std::fs::Dir,
+    host: &HostDir,
     mem: &mut GuestMemory<'_>,
     buf: u32,
     buf_len: u32,
     cookie: u64,
 ) -> CallResult<u32> {
+    let dir = &host.dir;
     let mut out = DirentWriter {
         at: u64::from(buf),
         end: u64::from(buf) + u64::from(buf_len),
@@ -308,7 +320,7 @@ pub(crate) fn readdir(
     // `..` of a preopened directory is outside the sandbox: report the directory itself.
     let parent_ino = || dir.metadata("..").map(|m| m.ino()).unwrap_or(self_ino);
     #[cfg(target_os = "linux")]
-    let complete = readdir_from_offset(dir, mem, &mut out, cookie, parent_ino)?;
+    let complete = readdir_from_offset(host, mem, &mut out, cookie, parent_ino)?;
     #[cfg(not(target_os = "linux"))]
     let complete = readdir_from_index(dir, mem, &mut out, cookie, self_ino, parent_ino)?;
     Ok(if complete {
@@ -318,38 +330,65 @@ pub(crate) fn readdir(
     })
 }
 
-/// [`readdir`] on Linux: `getdents64` from the host offset `cookie`, on a descriptor of its
-/// own (the directory's is shared with every fd renumbered from it). False if the buffer
-/// filled up.
+/// [`readdir`] on Linux: `getdents64` from the host offset `cookie` names, on the listing's
+/// own descriptor. False if the buffer filled up.
 #[cfg(target_os = "linux")]
 fn readdir_from_offset(
-    dir: &cap_std::fs::Dir,
+    host: &HostDir,
     mem: &mut GuestMemory<'_>,
     out: &mut DirentWriter,
     cookie: u64,
     parent_ino: impl Fn() -> u64,
 ) -> CallResult<bool> {
-    use rustix::fs::{FileType as T, Mode, OFlags, RawDir, SeekFrom};
-    use std::mem::MaybeUninit;
-    let fd = rustix::fs::openat(
-        dir,
-        c".",
-        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(std::io::Error::from)?;
-    // A cookie the host never gave (past the end, or not an offset the file system knows) is
-    // the end of the listing, as a `seekdir` there would be.
-    let Ok(start) = i64::try_from(cookie) else {
+    use rustix::fs::{Mode, OFlags};
+    let mut listing = host
+        .listing
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    // A cookie never handed out (a guest's guess, or one forgotten) is the end of the
+    // listing, as a `seekdir` past the end would be.
+    let Some(start) = listing.offset(cookie) else {
         return Ok(true);
     };
-    match rustix::fs::seek(&fd, SeekFrom::Start(start as u64)) {
+    let fd = match listing.fd.take() {
+        Some(fd) => fd,
+        None => rustix::fs::openat(
+            &host.dir,
+            c".",
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(std::io::Error::from)?,
+    };
+    let r = read_entries(&host.dir, &fd, start, &mut listing, mem, out, parent_ino);
+    // Kept while the guest is expected to read on (its buffer filled up), closed once the
+    // listing has reached its end: a directory held open costs no second host descriptor.
+    if matches!(r, Ok(false)) {
+        listing.fd = Some(fd);
+    }
+    r
+}
+
+/// [`readdir_from_offset`]'s reading: the entries of `fd` from the host offset `start` on.
+#[cfg(target_os = "linux")]
+fn read_entries(
+    dir: &cap_std::fs::Dir,
+    fd: &std::os::fd::OwnedFd,
+    start: u64,
+    listing: &mut Listing,
+    mem: &mut GuestMemory<'_>,
+    out: &mut DirentWriter,
+    parent_ino: impl Fn() -> u64,
+) -> CallResult<bool> {
+    use rustix::fs::{FileType as T, RawDir, SeekFrom};
+    use std::mem::MaybeUninit;
+    match rustix::fs::seek(fd, SeekFrom::Start(start)) {
         Ok(_) => {}
         Err(rustix::io::Errno::INVAL) => return Ok(true),
         Err(e) => return Err(std::io::Error::from(e).into()),
     }
     let mut buf = vec![MaybeUninit::<u8>::uninit(); 16 * 1024];
-    let mut entries = RawDir::new(&fd, &mut buf);
+    let mut entries = RawDir::new(fd, &mut buf);
     while let Some(entry) = entries.next() {
         let entry = entry.map_err(std::io::Error::from)?;
         let name = entry.file_name().to_bytes();
@@ -374,7 +413,8 @@ fn readdir_from_offset(
                     .unwrap_or(Filetype::Unknown)
             }
         };
-        if !out.put(mem, entry.next_entry_cookie(), ino, ft, name)? {
+        let next = listing.cookie(entry.next_entry_cookie());
+        if !out.put(mem, next, ino, ft, name)? {
             return Ok(false);
         }
     }
