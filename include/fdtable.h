@@ -598,6 +598,12 @@ struct fdt_files *fdt_files_share(struct fdt_files *files);
 // this handle a private copy of it (as `fdt_files_fork2` copies). Does nothing to an unshared
 // table.
 //
+// Reserved descriptors are free in the copy, as in the kernel's `dup_fd` (an open in
+// progress belongs to the table it was reserved in), and stay reserved in the shared table.
+// So install or give back, first, what was reserved through this handle
+// (`fdt_get_unused_fd`, or an `fdt_reservation`, which counts as a sharer): afterwards this
+// handle's `fdt_fd_install2`/`fdt_put_unused_fd2` of that number answer `-EBADF`.
+//
 // Ownership: `*files` stays the caller's; use the value in `*files` after the call (this
 // implementation keeps the same handle address).
 //
@@ -611,7 +617,8 @@ int fdt_unshare(struct fdt_files **files);
 
 // The descriptor part of `execve`: unshares the table (as `fdt_unshare`), then closes every
 // close-on-exec descriptor (each file is flushed; released if that was its last reference).
-// Reserved descriptors stay reserved.
+// Reserved descriptors are not closed; what `fdt_unshare` says of them holds here too (a
+// table copied for the exec has them free).
 //
 // As in the kernel's `de_thread`, free the handles of the other threads of the exec'ing
 // process first, so that a table shared only with them is not copied.
@@ -819,7 +826,9 @@ int fdt_get_unused_fd(struct fdt_files *files, unsigned int flags);
 // failed open's way out): it is free again.
 //
 // Returns 0; `-EBADF` if `fd` is not reserved (free, installed, negative, out of range;
-// nothing changes), `-EINVAL` if `files` is NULL.
+// nothing changes), `-EINVAL` if `files` is NULL. Any reserved number is taken, one held by
+// an `fdt_reservation` (`fdt_reserve_owned`) too, as in the kernel: that is a misuse, which
+// the reservation's `fdt_reservation_install` then reports (`-EBADF`).
 //
 // # Safety
 //
@@ -843,7 +852,8 @@ void fdt_put_unused_fd(struct fdt_files *files,
 // installed and the reference is put (the file is released if that was its last reference).
 //
 // Returns 0; `-EBADF` if `fd` is not reserved (free, installed, negative, out of range; it
-// stays as it was), `-EINVAL` if `files` or `file` is NULL.
+// stays as it was), `-EINVAL` if `files` or `file` is NULL. As with `fdt_put_unused_fd`, a
+// number an `fdt_reservation` holds is taken too (a misuse its install reports).
 //
 // # Safety
 //
@@ -1292,7 +1302,10 @@ int fdt_reservation_fd(const struct fdt_reservation *res);
 // Ownership: consumes `res` and the caller's reference to `file`, in every case: if `file`
 // is NULL the reservation is given back, if `res` is NULL the file is put.
 //
-// Returns the descriptor; `-EINVAL` if `res` or `file` is NULL.
+// Returns the descriptor; `-EINVAL` if `res` or `file` is NULL; `-EBADF` (the file put) if
+// the descriptor was taken from under the reservation: given back or installed meanwhile
+// through `fdt_put_unused_fd2`/`fdt_fd_install2`, which cannot tell a reservation's number
+// from one of their own and must not be given one.
 //
 // # Safety
 //

@@ -122,7 +122,9 @@ pub unsafe extern "C" fn fdt_get_unused_fd(files: *mut fdt_files, flags: c_uint)
 /// failed open's way out): it is free again.
 ///
 /// Returns 0; `-EBADF` if `fd` is not reserved (free, installed, negative, out of range;
-/// nothing changes), `-EINVAL` if `files` is NULL.
+/// nothing changes), `-EINVAL` if `files` is NULL. Any reserved number is taken, one held by
+/// an `fdt_reservation` (`fdt_reserve_owned`) too, as in the kernel: that is a misuse, which
+/// the reservation's `fdt_reservation_install` then reports (`-EBADF`).
 ///
 /// # Safety
 ///
@@ -167,7 +169,8 @@ pub unsafe extern "C" fn fdt_put_unused_fd(files: *mut fdt_files, fd: c_int) {
 /// installed and the reference is put (the file is released if that was its last reference).
 ///
 /// Returns 0; `-EBADF` if `fd` is not reserved (free, installed, negative, out of range; it
-/// stays as it was), `-EINVAL` if `files` or `file` is NULL.
+/// stays as it was), `-EINVAL` if `files` or `file` is NULL. As with `fdt_put_unused_fd`, a
+/// number an `fdt_reservation` holds is taken too (a misuse its install reports).
 ///
 /// # Safety
 ///

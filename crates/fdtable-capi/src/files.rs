@@ -243,6 +243,12 @@ pub unsafe extern "C" fn fdt_files_share(files: *mut fdt_files) -> *mut fdt_file
 /// this handle a private copy of it (as `fdt_files_fork2` copies). Does nothing to an unshared
 /// table.
 ///
+/// Reserved descriptors are free in the copy, as in the kernel's `dup_fd` (an open in
+/// progress belongs to the table it was reserved in), and stay reserved in the shared table.
+/// So install or give back, first, what was reserved through this handle
+/// (`fdt_get_unused_fd`, or an `fdt_reservation`, which counts as a sharer): afterwards this
+/// handle's `fdt_fd_install2`/`fdt_put_unused_fd2` of that number answer `-EBADF`.
+///
 /// Ownership: `*files` stays the caller's; use the value in `*files` after the call (this
 /// implementation keeps the same handle address).
 ///
@@ -267,7 +273,8 @@ pub unsafe extern "C" fn fdt_unshare(files: *mut *mut fdt_files) -> c_int {
 
 /// The descriptor part of `execve`: unshares the table (as `fdt_unshare`), then closes every
 /// close-on-exec descriptor (each file is flushed; released if that was its last reference).
-/// Reserved descriptors stay reserved.
+/// Reserved descriptors are not closed; what `fdt_unshare` says of them holds here too (a
+/// table copied for the exec has them free).
 ///
 /// As in the kernel's `de_thread`, free the handles of the other threads of the exec'ing
 /// process first, so that a table shared only with them is not copied.

@@ -121,7 +121,10 @@ unsafe fn take(res: *mut fdt_reservation) -> OwnedFdReservation<File, Payload> {
 /// Ownership: consumes `res` and the caller's reference to `file`, in every case: if `file`
 /// is NULL the reservation is given back, if `res` is NULL the file is put.
 ///
-/// Returns the descriptor; `-EINVAL` if `res` or `file` is NULL.
+/// Returns the descriptor; `-EINVAL` if `res` or `file` is NULL; `-EBADF` (the file put) if
+/// the descriptor was taken from under the reservation: given back or installed meanwhile
+/// through `fdt_put_unused_fd2`/`fdt_fd_install2`, which cannot tell a reservation's number
+/// from one of their own and must not be given one.
 ///
 /// # Safety
 ///
@@ -164,7 +167,10 @@ pub unsafe extern "C" fn fdt_reservation_install_with(
         guard((), || r.release());
         return Errno::EINVAL.neg();
     };
-    guard(PANICKED.neg(), || r.install_with(file, payload) as c_int)
+    guard(PANICKED.neg(), || match r.try_install_with(file, payload) {
+        Ok(fd) => fd as c_int,
+        Err(e) => e.neg(),
+    })
 }
 
 /// Gives the reserved descriptor back without installing anything (the kernel's

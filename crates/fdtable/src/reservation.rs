@@ -35,30 +35,45 @@ impl<'a, F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> FdReservatio
     }
 
     /// Publishes `file` at the reserved fd, consuming the reference; returns the fd.
+    ///
+    /// Only a raw [`Files::put_unused_fd`] or [`Files::fd_install`] of this fd (a misuse: the
+    /// reservation owns it) can make this fail; then the file is dropped, the fd is whatever
+    /// that call made it, and debug builds panic. [`try_install`](FdReservation::try_install)
+    /// says so instead.
     pub fn install(self, file: FileRef<F>) -> u32 {
-        let this = ManuallyDrop::new(self);
-        // Only a raw `put_unused_fd`/`fd_install` on this fd through another handle can make
-        // this fail (a misuse: the reservation owns the fd); then the file is dropped and the
-        // fd is whatever that call made it. Debug builds say so.
-        let r = this.files.fd_install(this.fd, file);
+        let fd = self.fd;
+        let r = self.try_install(file);
         debug_assert!(
             r.is_ok(),
-            "fd {} was taken from under its reservation: {r:?}",
-            this.fd
+            "fd {fd} was taken from under its reservation: {r:?}"
         );
-        this.fd
+        fd
+    }
+
+    /// [`install`](FdReservation::install), reporting the misuse: `EBADF` (the file dropped)
+    /// if the fd was given back or installed through a raw call meanwhile.
+    pub fn try_install(self, file: FileRef<F>) -> Result<u32, crate::Errno> {
+        let this = ManuallyDrop::new(self);
+        this.files.fd_install(this.fd, file).map(|()| this.fd)
     }
 
     /// As [`FdReservation::install`], setting the fd's payload too.
     pub fn install_with(self, file: FileRef<F>, payload: P) -> u32 {
-        let this = ManuallyDrop::new(self);
-        let r = this.files.fd_install_with(this.fd, file, payload);
+        let fd = self.fd;
+        let r = self.try_install_with(file, payload);
         debug_assert!(
             r.is_ok(),
-            "fd {} was taken from under its reservation: {r:?}",
-            this.fd
+            "fd {fd} was taken from under its reservation: {r:?}"
         );
-        this.fd
+        fd
+    }
+
+    /// As [`FdReservation::try_install`], setting the fd's payload too.
+    pub fn try_install_with(self, file: FileRef<F>, payload: P) -> Result<u32, crate::Errno> {
+        let this = ManuallyDrop::new(self);
+        this.files
+            .fd_install_with(this.fd, file, payload)
+            .map(|()| this.fd)
     }
 
     /// Gives the reserved fd back without installing anything (the same as dropping).
@@ -129,31 +144,47 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> OwnedFdReservati
     }
 
     /// Publishes `file` at the reserved fd, consuming the reference; returns the fd.
+    ///
+    /// A misuse (a raw call on this fd meanwhile) is as in [`FdReservation::install`];
+    /// [`try_install`](OwnedFdReservation::try_install) reports it.
     pub fn install(self, file: FileRef<F>) -> u32 {
-        let mut this = ManuallyDrop::new(self);
-        let r = this.files.fd_install(this.fd, file);
+        let fd = self.fd;
+        let r = self.try_install(file);
         debug_assert!(
             r.is_ok(),
-            "fd {} was taken from under its reservation: {r:?}",
-            this.fd
+            "fd {fd} was taken from under its reservation: {r:?}"
         );
+        fd
+    }
+
+    /// [`install`](OwnedFdReservation::install), reporting the misuse: `EBADF` (the file
+    /// dropped) if the fd was given back or installed through a raw call meanwhile.
+    pub fn try_install(self, file: FileRef<F>) -> Result<u32, crate::Errno> {
+        let mut this = ManuallyDrop::new(self);
+        let r = this.files.fd_install(this.fd, file);
         // SAFETY: taken once; `this` is not dropped.
         drop(unsafe { ManuallyDrop::take(&mut this.files) });
-        this.fd
+        r.map(|()| this.fd)
     }
 
     /// As [`OwnedFdReservation::install`], setting the fd's payload too.
     pub fn install_with(self, file: FileRef<F>, payload: P) -> u32 {
-        let mut this = ManuallyDrop::new(self);
-        let r = this.files.fd_install_with(this.fd, file, payload);
+        let fd = self.fd;
+        let r = self.try_install_with(file, payload);
         debug_assert!(
             r.is_ok(),
-            "fd {} was taken from under its reservation: {r:?}",
-            this.fd
+            "fd {fd} was taken from under its reservation: {r:?}"
         );
+        fd
+    }
+
+    /// As [`OwnedFdReservation::try_install`], setting the fd's payload too.
+    pub fn try_install_with(self, file: FileRef<F>, payload: P) -> Result<u32, crate::Errno> {
+        let mut this = ManuallyDrop::new(self);
+        let r = this.files.fd_install_with(this.fd, file, payload);
         // SAFETY: taken once; `this` is not dropped.
         drop(unsafe { ManuallyDrop::take(&mut this.files) });
-        this.fd
+        r.map(|()| this.fd)
     }
 
     /// Gives the reserved fd back without installing anything (the same as dropping).

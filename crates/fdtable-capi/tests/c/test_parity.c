@@ -329,6 +329,16 @@ static void test_reservation(void)
     CHECK_EQ(fdt_reserve_owned(NULL, 0, &res), -EINVAL);
     CHECK(res == NULL);
     CHECK_EQ(fdt_reserve_owned(t, 0, NULL), -EINVAL);
+    /* A misuse: the reservation's number given back through the raw call. Its install says
+     * so (-EBADF) and puts the file; nothing is installed there. */
+    CHECK_EQ(fdt_put_unused_fd2(t, 3), 0);
+    CHECK_EQ(fdt_reserve_owned(t, 0, &res), 3);
+    CHECK_EQ(fdt_put_unused_fd2(t, 3), 0);
+    struct obj y = {0};
+    CHECK_EQ(fdt_reservation_install(res, obj_file(&y, 10, FDT_O_RDWR)), -EBADF);
+    CHECK_EQ(y.releases, 1);
+    CHECK_EQ(fdt_close(t, 3), -EBADF);
+    CHECK_EQ(fdt_get_unused_fd(t, 0), 3);
     /* The limit: EMFILE. */
     CHECK_EQ(fdt_set_nofile(t, 4, 4), 0);
     CHECK_EQ(fdt_reserve_owned(t, 0, &res), -EMFILE);
