@@ -110,7 +110,9 @@ fn traps_and_unrunnable_programs_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--dir"));
 }
 
-/// Exits with the WASI file type of its stdin (`fd_fdstat_get(0)`), or 100 + errno.
+/// Exits with the WASI file type of its stdin (`fd_fdstat_get(0)`), plus 10 if it has the
+/// `FD_SEEK` or `FD_TELL` right (wasi-libc's `isatty` is "a character device without them"),
+/// or 100 + errno.
 const STDIN_TYPE: &str = r#"
 (module
   (import "wasi_snapshot_preview1" "fd_fdstat_get" (func $fdstat (param i32 i32) (result i32)))
@@ -119,11 +121,14 @@ const STDIN_TYPE: &str = r#"
   (func (export "_start") (local $e i32)
     (local.set $e (call $fdstat (i32.const 0) (i32.const 0)))
     (if (local.get $e) (then (call $proc_exit (i32.add (i32.const 100) (local.get $e)))))
-    (call $proc_exit (i32.load8_u (i32.const 0)))))
+    (call $proc_exit
+      (i32.add (i32.load8_u (i32.const 0))
+        (select (i32.const 10) (i32.const 0)
+          (i64.ne (i64.and (i64.load (i32.const 8)) (i64.const 36)) (i64.const 0)))))))
 "#;
 
 #[test]
-fn stdin_is_a_terminal_only_when_it_is_one() {
+fn stdin_is_a_terminal_only_when_it_is_one_and_a_file_when_it_is_one() {
     let tmp = tempfile::tempdir().unwrap();
     let guest = write_guest(tmp.path(), STDIN_TYPE);
     let file = tmp.path().join("input");
@@ -137,18 +142,60 @@ fn stdin_is_a_terminal_only_when_it_is_one() {
             .unwrap();
         out.status.code()
     };
-    // `/dev/null` is a character device, but not a terminal: wasi-libc's isatty() must say
-    // no, so it is not shown as one (0: unknown, as for a pipe).
+    // `/dev/null` is the character device it is, with seek rights: not a terminal to
+    // wasi-libc's isatty(), as on Linux.
     let null = std::fs::File::open("/dev/null").unwrap();
-    assert_eq!(stdin_type(null.into()), Some(0), "/dev/null");
-    assert_eq!(stdin_type(std::process::Stdio::piped()), Some(0), "a pipe");
+    assert_eq!(stdin_type(null.into()), Some(12), "/dev/null");
+    // A redirected file is a regular file the guest may seek.
     let file = std::fs::File::open(&file).unwrap();
-    assert_eq!(stdin_type(file.into()), Some(4), "a regular file");
-    // A terminal is a character device (2).
+    assert_eq!(stdin_type(file.into()), Some(14), "a regular file");
+    // A pipe is a stream of no WASI type.
+    assert_eq!(stdin_type(std::process::Stdio::piped()), Some(0), "a pipe");
+    // A terminal is a character device without seek rights.
     let tty = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
         .open("/dev/ptmx")
         .unwrap();
     assert_eq!(stdin_type(tty.into()), Some(2), "a terminal");
+}
+
+/// Seeks its stdin to byte 2 and exits with the byte read there, or the errno.
+const SEEK_STDIN: &str = r#"
+(module
+  (import "wasi_snapshot_preview1" "fd_seek" (func $seek (param i32 i64 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "fd_read" (func $read (param i32 i32 i32 i32) (result i32)))
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (memory (export "memory") 1)
+  (func (export "_start") (local $e i32)
+    (local.set $e (call $seek (i32.const 0) (i64.const 2) (i32.const 0) (i32.const 16)))
+    (if (local.get $e) (then (call $proc_exit (local.get $e))))
+    (i32.store (i32.const 0) (i32.const 32))
+    (i32.store (i32.const 4) (i32.const 1))
+    (local.set $e (call $read (i32.const 0) (i32.const 0) (i32.const 1) (i32.const 24)))
+    (if (local.get $e) (then (call $proc_exit (local.get $e))))
+    (call $proc_exit (i32.load8_u (i32.const 32)))))
+"#;
+
+#[test]
+fn a_redirected_stdin_file_seeks_as_on_linux() {
+    let tmp = tempfile::tempdir().unwrap();
+    let guest = write_guest(tmp.path(), SEEK_STDIN);
+    let input = tmp.path().join("input");
+    std::fs::write(&input, b"abcdef").unwrap();
+    let out = Command::new(FDTABLE)
+        .arg("wasi")
+        .arg(&guest)
+        .stdin(std::fs::File::open(&input).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(i32::from(b'c')));
+    // A pipe is a stream, without the seek right.
+    let out = Command::new(FDTABLE)
+        .arg("wasi")
+        .arg(&guest)
+        .stdin(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(76));
 }

@@ -1,6 +1,7 @@
 //! A guest's WASI state: its descriptor table (`fdtable::Files`), arguments and environment.
 
 use crate::desc::{Desc, FdEntry, HostDir, Input, Output, StdioKind};
+use crate::host::stdio_as_file;
 use crate::memory::{CallError, CallResult};
 use crate::types::{Rights, WasiErrno};
 use fdtable::{Fd, Files};
@@ -107,15 +108,33 @@ impl WasiCtxBuilder {
         let nofile = self.nofile.unwrap_or(DEFAULT_NOFILE);
         let files: WasiTable = Files::try_new()?;
         let stdio = [
-            Desc::Stdin(self.stdin),
-            Desc::Stdout(StdioKind::Out, self.stdout),
-            Desc::Stdout(StdioKind::Err, self.stderr),
+            (StdioKind::In, Desc::Stdin(self.stdin)),
+            (StdioKind::Out, Desc::Stdout(StdioKind::Out, self.stdout)),
+            (StdioKind::Err, Desc::Stdout(StdioKind::Err, self.stderr)),
         ];
-        for desc in stdio {
-            let entry = FdEntry {
+        for (kind, desc) in stdio {
+            let stream = FdEntry {
                 base: Rights::STDIO,
                 inheriting: Rights::NONE,
                 flags: 0,
+            };
+            // An inherited stream that is a file on the host (`< input`, `> output`,
+            // `/dev/null`) is that file to the guest, as to a native program: it seeks, stats
+            // and syncs it. A terminal, a pipe or a socket stays a stream.
+            let inherited = matches!(
+                desc,
+                Desc::Stdin(Input::Inherit) | Desc::Stdout(_, Output::Inherit)
+            );
+            let (desc, entry) = match inherited.then(|| stdio_as_file(kind)).flatten() {
+                Some((file, base, flags)) => (
+                    Desc::File(file),
+                    FdEntry {
+                        base,
+                        flags,
+                        ..stream
+                    },
+                ),
+                None => (desc, stream),
             };
             files.install_with(fdtable::FileRef::try_new(desc)?, 0, entry, nofile)?;
         }

@@ -70,6 +70,7 @@ pub struct HostDir {
     /// The guest path of a preopened directory (`fd_prestat_*`), `None` for one opened later.
     pub preopen: Option<String>,
     /// `fd_readdir`'s state: its cookies and the host descriptor it lists through.
+    #[cfg(target_os = "linux")]
     pub(crate) listing: std::sync::Mutex<Listing>,
 }
 
@@ -80,6 +81,7 @@ impl HostDir {
         HostDir {
             dir,
             preopen,
+            #[cfg(target_os = "linux")]
             listing: Default::default(),
         }
     }
@@ -92,6 +94,7 @@ impl HostDir {
 /// The host's offsets use 64 bits (ext4's are hashes), and wasi-libc keeps a `telldir`
 /// position in a 32-bit `long`, so the guest sees small numbers instead: cookie `n` ≥ 1 is the
 /// `n`-th distinct offset this directory handed out, 0 the start.
+#[cfg(target_os = "linux")]
 #[derive(Debug, Default)]
 pub(crate) struct Listing {
     /// Host offsets by cookie - 1.
@@ -101,10 +104,10 @@ pub(crate) struct Listing {
     /// A host descriptor of the directory that can be read (the directory's own may be an
     /// `O_PATH` one), opened by a listing's first `fd_readdir` and kept until a call reaches
     /// the end, so a listing read in several calls opens it once.
-    #[cfg(target_os = "linux")]
     pub(crate) fd: Option<std::os::fd::OwnedFd>,
 }
 
+#[cfg(target_os = "linux")]
 impl Listing {
     /// Past this many offsets, a listing that starts again from cookie 0 forgets them (a
     /// directory whose entries keep changing, listed again and again, would grow it without

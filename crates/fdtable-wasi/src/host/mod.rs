@@ -10,6 +10,8 @@ mod path;
 mod poll;
 mod stat;
 
+pub(crate) use stat::stdio_as_file;
+
 use crate::ctx::WasiCtx;
 use crate::memory::{CallError, CallResult, GuestMemory};
 use wasmtime::{Caller, Extern, Linker};

@@ -92,6 +92,46 @@ pub(crate) fn stdio_filetype(kind: StdioKind) -> Filetype {
     }
 }
 
+/// The host's standard stream `kind` as a file the guest may seek, stat and sync as on Linux,
+/// when it is one: a regular file (`< input`, `> output`), a block device, or a character
+/// device that is not a terminal (`/dev/null`, shown as the character device it is: with its
+/// seek rights, wasi-libc's `isatty` says no). A terminal, a pipe or a socket stays a stream
+/// ([`stdio_filetype`]). The file is a duplicate of the host's descriptor (its offset is
+/// shared with it, as a child's is with its parent's); with it come the guest's `APPEND` and
+/// `NONBLOCK` flags, read from the host's, and its rights: a file's, less `FD_WRITE` if the
+/// host opened it for reading only, or `FD_READ` for writing only (wasi-libc's `F_GETFL`
+/// derives the access mode from them).
+pub(crate) fn stdio_as_file(kind: StdioKind) -> Option<(crate::desc::HostFile, Rights, u16)> {
+    use rustix::fs::{FileType as T, OFlags};
+    let fd = match kind {
+        StdioKind::In => rustix::stdio::stdin(),
+        StdioKind::Out => rustix::stdio::stdout(),
+        StdioKind::Err => rustix::stdio::stderr(),
+    };
+    let st = rustix::fs::fstat(fd).ok()?;
+    let filetype = match T::from_raw_mode(st.st_mode) {
+        T::RegularFile => Filetype::RegularFile,
+        T::BlockDevice => Filetype::BlockDevice,
+        T::CharacterDevice if !rustix::termios::isatty(fd) => Filetype::CharacterDevice,
+        _ => return None,
+    };
+    let status = rustix::fs::fcntl_getfl(fd).ok()?;
+    let mut flags = 0;
+    if status.contains(OFlags::APPEND) {
+        flags |= crate::types::fdflags::APPEND;
+    }
+    if status.contains(OFlags::NONBLOCK) {
+        flags |= crate::types::fdflags::NONBLOCK;
+    }
+    let rights = match status & OFlags::RWMODE {
+        OFlags::RDONLY => Rights(Rights::FILE.0 & !Rights::FD_WRITE.0),
+        OFlags::WRONLY => Rights(Rights::FILE.0 & !Rights::FD_READ.0),
+        _ => Rights::FILE,
+    };
+    let file = std::fs::File::from(fd.try_clone_to_owned().ok()?);
+    Some((crate::desc::HostFile { file, filetype }, rights, flags))
+}
+
 /// [`stdio_filetype`] of one host descriptor.
 fn host_stream_filetype(fd: std::os::fd::BorrowedFd<'_>) -> Filetype {
     use rustix::fs::FileType as T;
