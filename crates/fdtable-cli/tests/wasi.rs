@@ -110,6 +110,17 @@ fn traps_and_unrunnable_programs_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--dir"));
 }
 
+/// The exit status of `fdtable wasi GUEST` with `stdin` as its standard input.
+fn status_with_stdin(guest: &std::path::Path, stdin: std::process::Stdio) -> Option<i32> {
+    let out = Command::new(FDTABLE)
+        .arg("wasi")
+        .arg(guest)
+        .stdin(stdin)
+        .output()
+        .unwrap();
+    out.status.code()
+}
+
 /// Exits with the WASI file type of its stdin (`fd_fdstat_get(0)`), plus 10 if it has the
 /// `FD_SEEK` or `FD_TELL` right (wasi-libc's `isatty` is "a character device without them"),
 /// or 100 + errno.
@@ -133,15 +144,7 @@ fn stdin_is_a_terminal_only_when_it_is_one_and_a_file_when_it_is_one() {
     let guest = write_guest(tmp.path(), STDIN_TYPE);
     let file = tmp.path().join("input");
     std::fs::write(&file, b"x").unwrap();
-    let stdin_type = |stdin: std::process::Stdio| {
-        let out = Command::new(FDTABLE)
-            .arg("wasi")
-            .arg(&guest)
-            .stdin(stdin)
-            .output()
-            .unwrap();
-        out.status.code()
-    };
+    let stdin_type = |stdin: std::process::Stdio| status_with_stdin(&guest, stdin);
     // `/dev/null` is the character device it is, with seek rights: not a terminal to
     // wasi-libc's isatty(), as on Linux.
     let null = std::fs::File::open("/dev/null").unwrap();
@@ -183,19 +186,12 @@ fn a_redirected_stdin_file_seeks_as_on_linux() {
     let guest = write_guest(tmp.path(), SEEK_STDIN);
     let input = tmp.path().join("input");
     std::fs::write(&input, b"abcdef").unwrap();
-    let out = Command::new(FDTABLE)
-        .arg("wasi")
-        .arg(&guest)
-        .stdin(std::fs::File::open(&input).unwrap())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(i32::from(b'c')));
+    let input = std::fs::File::open(&input).unwrap();
+    assert_eq!(
+        status_with_stdin(&guest, input.into()),
+        Some(i32::from(b'c'))
+    );
     // A pipe is a stream, without the seek right.
-    let out = Command::new(FDTABLE)
-        .arg("wasi")
-        .arg(&guest)
-        .stdin(std::process::Stdio::piped())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(76));
+    let pipe = std::process::Stdio::piped();
+    assert_eq!(status_with_stdin(&guest, pipe), Some(76));
 }

@@ -1019,17 +1019,24 @@ fn fd_advise_on_a_directory_succeeds_as_on_linux() {
     assert_eq!(e, 0);
 }
 
-#[test]
-fn a_listing_resumed_after_each_entry_is_removed_misses_none() {
-    // rm -r: read a buffer of entries, remove each, read on from the last one's cookie.
+/// A guest with a directory `d` of `n` empty files named `{prefix}{i}`, open: the guest, the
+/// directory's fd and its host path.
+fn guest_with_dir_of(n: usize, prefix: &str) -> (Guest, u32, std::path::PathBuf) {
     let mut g = Guest::new();
     let sub = g.dir.path().join("d");
     std::fs::create_dir(&sub).unwrap();
-    for i in 0..200 {
-        std::fs::write(sub.join(format!("file_with_a_long_name_{i}")), b"").unwrap();
+    for i in 0..n {
+        std::fs::write(sub.join(format!("{prefix}{i}")), b"").unwrap();
     }
     let (e, d) = g.open(3, "d", DIRECTORY, Rights::DIRECTORY.0, 0);
     assert_eq!(e, 0);
+    (g, d, sub)
+}
+
+#[test]
+fn a_listing_resumed_after_each_entry_is_removed_misses_none() {
+    // rm -r: read a buffer of entries, remove each, read on from the last one's cookie.
+    let (mut g, d, sub) = guest_with_dir_of(200, "file_with_a_long_name_");
     let mut cookie = 0;
     loop {
         let (names, full) = g.readdir(d, cookie, 512);
@@ -1063,14 +1070,7 @@ fn a_listing_resumed_after_each_entry_is_removed_misses_none() {
 #[test]
 fn a_cookie_fits_telldir_and_resumes_where_it_was_taken() {
     // wasi-libc's telldir() returns a cookie as a 32-bit long, and seekdir() gives it back.
-    let mut g = Guest::new();
-    let sub = g.dir.path().join("d");
-    std::fs::create_dir(&sub).unwrap();
-    for i in 0..100 {
-        std::fs::write(sub.join(format!("f{i}")), b"").unwrap();
-    }
-    let (e, d) = g.open(3, "d", DIRECTORY, Rights::DIRECTORY.0, 0);
-    assert_eq!(e, 0);
+    let (mut g, d, _) = guest_with_dir_of(100, "f");
     let mut all = Vec::new();
     let mut cookie = 0;
     loop {

@@ -2,9 +2,9 @@
 //!
 //! Regular files, block devices and directories are always ready (as `poll(2)` says of them);
 //! the host's standard streams and every other file (a FIFO, a socket, a terminal or another
-//! character device opened by path) are polled with `poll(2)`; a clock is a timeout. The call returns the
-//! subscriptions that are ready, each as one event; a subscription on a descriptor that is not
-//! open, or lacks `POLL_FD_READWRITE`, is an event carrying that errno.
+//! character device) are polled with `poll(2)`; a clock is a timeout. The call returns the
+//! subscriptions that are ready, each as one event; a subscription on a descriptor that is
+//! not open, or lacks `POLL_FD_READWRITE`, is an event carrying that errno.
 
 use crate::ctx::WasiCtx;
 use crate::desc::{Desc, Input, Output, StdioKind};
