@@ -176,28 +176,22 @@ impl Guest {
     /// `fd_write(fd, bytes)`: the errno and the count written.
     fn write(&mut self, fd: u32, bytes: &[u8]) -> (u16, u32) {
         self.put(BUF, bytes);
-        let mut iov = BUF.to_le_bytes().to_vec();
-        iov.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-        self.put(IOV, &iov);
-        let e = self.call(
-            "fd_write",
-            &[
-                Val::I32(fd as i32),
-                Val::I32(IOV as i32),
-                Val::I32(1),
-                Val::I32(OUT as i32),
-            ],
-        );
-        (e, self.u32_at(OUT))
+        self.one_iovec("fd_write", fd, bytes.len() as u32)
     }
 
     /// `fd_read(fd, len bytes)` into `BUF`: the errno and the count read.
     fn read(&mut self, fd: u32, len: u32) -> (u16, u32) {
+        self.one_iovec("fd_read", fd, len)
+    }
+
+    /// `fd_read` or `fd_write` (`name`) of one iovec, `len` bytes at `BUF`: the errno and the
+    /// count.
+    fn one_iovec(&mut self, name: &str, fd: u32, len: u32) -> (u16, u32) {
         let mut iov = BUF.to_le_bytes().to_vec();
         iov.extend_from_slice(&len.to_le_bytes());
         self.put(IOV, &iov);
         let e = self.call(
-            "fd_read",
+            name,
             &[
                 Val::I32(fd as i32),
                 Val::I32(IOV as i32),
