@@ -77,12 +77,12 @@ fn filestat(m: &Metadata) -> Filestat {
     }
 }
 
-/// The type of the host's standard stream, as a guest sees it: a terminal is a character
-/// device, a redirected file a regular file (or a block device); any other character device
-/// (`/dev/null`), a pipe or a socket is `Unknown` (WASI has no FIFO type), as wasmtime's host
-/// answers. wasi-libc's `isatty` is "a character device without `FD_SEEK` or `FD_TELL`
-/// rights", and no standard stream has those rights, so only a terminal may be a character
-/// device here: `/dev/null` on stdin is not a terminal on Linux.
+/// The type of an inherited standard stream that stays a stream (one [`stdio_as_file`] did
+/// not make a file), as a guest sees it: a terminal is a character device; a pipe, a socket
+/// or a non-terminal character device is `Unknown` (WASI has no FIFO type), as wasmtime's
+/// host answers. wasi-libc's `isatty` is "a character device without `FD_SEEK` or `FD_TELL`
+/// rights", and no stream has those rights, so only a terminal may be a character device
+/// here. (A regular file or block device is reported as one, should its duplicate fail.)
 pub(crate) fn stdio_filetype(kind: StdioKind) -> Filetype {
     use std::os::fd::AsFd;
     match kind {
