@@ -48,7 +48,7 @@ impl Kstat {
 /// declared [`FMODE_STREAM`](crate::uapi::FMODE_STREAM), in which case they get `None` (the
 /// kernel passes a NULL `ppos`). The caller owns the offset: it is the file's `f_pos` for
 /// `read`/`write` (taken under `f_pos_lock` when the file is shared, see
-/// [`File`](crate::File)) or the caller's argument for `pread`/`pwrite`.
+/// [`File`]) or the caller's argument for `pread`/`pwrite`.
 ///
 /// # Defaults
 ///

@@ -172,7 +172,8 @@ pub struct WasiCtx {
     pub(crate) args: Vec<String>,
     /// `KEY=VALUE` strings.
     pub(crate) env: Vec<String>,
-    /// The instance's exported memory, found on the first call that needs it.
+    /// The instance's exported memory, recorded by [`crate::run::instantiate`] (`None` for an
+    /// instance made otherwise, whose calls look the export up).
     pub(crate) memory: Option<wasmtime::Memory>,
 }
 

@@ -31,8 +31,8 @@ impl core::fmt::Display for ExitCode {
 
 impl std::error::Error for ExitCode {}
 
-/// The instance's memory for one call: the one [`WasiCtx::attach`] recorded, else its `memory`
-/// export. A guest without one gets a trap (a preview 1 module must export its memory).
+/// The instance's memory for one call: the one [`crate::run::instantiate`] recorded, else its
+/// `memory` export. A guest without one gets a trap (a preview 1 module must export its memory).
 #[inline]
 fn memory(caller: &mut Caller<'_, WasiCtx>) -> wasmtime::Result<wasmtime::Memory> {
     if let Some(m) = caller.data().memory {
