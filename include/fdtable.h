@@ -975,7 +975,9 @@ int fdt_fcntl(struct fdt_files *files, int fd, int cmd, unsigned long arg);
 // `FDT_CLOSE_RANGE_UNSHARE` first gives this handle a private copy of a shared table.
 // Reserved descriptors are left alone. Flush errors are ignored.
 //
-// Returns 0, `-EINVAL` for other flags, `first > last` or NULL `files`, `-ENOMEM`.
+// Returns 0, `-EINVAL` for other flags, `first > last` or NULL `files`; with
+// `FDT_CLOSE_RANGE_UNSHARE` on a shared table, the copy's errors, as `fdt_unshare`: `-EMFILE`
+// when what it must keep does not fit below `nr_open`, `-ENOMEM`.
 //
 // # Safety
 //

@@ -292,6 +292,39 @@ fn fork_copies_and_drops_reservations() {
     assert_eq!(c.released(), 5);
 }
 
+/// An owned reservation stays with the table it was made in, as an open in flight on another
+/// thread does when this one unshares: the copy has the number free, the install goes to the
+/// old table, and the file is released with the reservation's handle.
+#[test]
+fn owned_reservation_installs_into_its_table_after_unshare_and_exec() {
+    for how in ["unshare", "exec", "close_range"] {
+        let c = Counters::default();
+        let mut files = table_with_std(&c);
+        let r = files.reserve_owned(O_CLOEXEC, NOFILE).unwrap();
+        assert_eq!(r.fd(), 3);
+        assert_eq!(files.fd_state(3), FdState::Reserved, "{how}");
+        match how {
+            "unshare" => files.unshare().unwrap(),
+            "exec" => files.exec().unwrap(),
+            _ => files.close_range(10, !0, CLOSE_RANGE_UNSHARE).unwrap(),
+        }
+        assert_eq!(
+            files.fd_state(3),
+            FdState::Free,
+            "{how}: the copy has it free"
+        );
+        assert_eq!(files.install(c.file(9), 0, NOFILE), Ok(3), "{how}");
+        assert_eq!(r.try_install(c.file(4)), Ok(3), "{how}: into the old table");
+        assert_eq!(
+            c.released(),
+            1,
+            "{how}: the old table's last handle went with it"
+        );
+        drop(files);
+        assert_eq!(c.released(), 5, "{how}");
+    }
+}
+
 #[test]
 fn fork_is_sized_to_last_open_fd() {
     let c = Counters::default();

@@ -35,6 +35,8 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     ///   `first > last`. `last` is clamped to the table, so `~0U` means "to the end".
     /// - `CLOSE_RANGE_UNSHARE` on a shared table first gives this handle a private copy that
     ///   leaves out the range (everything is copied with `CLOSE_RANGE_CLOEXEC`).
+    ///   The copy's errors are [`Files::unshare`]'s: `EMFILE` when what it keeps does not fit
+    ///   below `nr_open`, `ENOMEM`.
     /// - `CLOSE_RANGE_CLOEXEC` sets the bit over the whole range, empty and reserved slots
     ///   included; otherwise every installed fd in the range is closed (flush errors ignored)
     ///   and reserved fds are left alone.

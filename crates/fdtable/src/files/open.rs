@@ -30,6 +30,13 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// thread; dropping it (a cancelled future) gives the fd back. It holds a handle on the
     /// table ([`Files::share`]), so while it lives the table counts as shared.
     ///
+    /// The reservation belongs to the table it was made in, as an open in flight on another
+    /// thread does in Linux. If this handle gets a private copy meanwhile ([`Files::unshare`],
+    /// [`Files::exec`], `close_range` with `CLOSE_RANGE_UNSHARE`: the copy has the number
+    /// free), installing still succeeds, into the old table, which the reservation may then be
+    /// the last to hold: the file is closed when the reservation's handle goes. A host that
+    /// unshares while its own opens are in flight installs or drops those reservations first.
+    ///
     /// `EMFILE` / `ENOMEM` as [`Files::get_unused_fd_flags`].
     pub fn reserve_owned(
         &mut self,
