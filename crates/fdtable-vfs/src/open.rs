@@ -144,17 +144,8 @@ impl<P: FdPayload> Task<P> {
     ///
     /// [close(2)](https://man7.org/linux/man-pages/man2/close.2.html)
     pub fn close(&mut self, fd: i32) -> Result<(), Errno> {
-        match self.files.close_fd(fd as u32) {
-            Err(e)
-                if e == ERESTARTSYS
-                    || e == ERESTARTNOINTR
-                    || e == ERESTARTNOHAND
-                    || e == ERESTART_RESTARTBLOCK =>
-            {
-                Err(Errno::EINTR)
-            }
-            r => r,
-        }
+        // `Files::close_fd` turns a restart request into `EINTR`.
+        self.files.close_fd(fd as u32)
     }
 
     /// `mkdirat(dirfd, path, mode)`; the mode is masked by the umask.

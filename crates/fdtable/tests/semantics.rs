@@ -96,6 +96,37 @@ fn close_errors() {
     assert_eq!(f.fd_state(fd), FdState::Free);
 }
 
+/// A file whose flush fails with a given errno.
+struct FlushFails(i32);
+
+impl FileLike for FlushFails {
+    fn flush(&self) -> Result<(), Errno> {
+        Err(Errno::new(self.0))
+    }
+}
+
+/// `close(2)` cannot be restarted (the fd is already gone): the kernel-internal restart codes
+/// a flush may return become `EINTR`; other errors pass through; the fd is closed each time.
+#[test]
+fn close_turns_restart_requests_into_eintr() {
+    let mut f: Files<FlushFails> = Files::new();
+    for (flush, close) in [
+        (512, Errno::EINTR),
+        (513, Errno::EINTR),
+        (514, Errno::EINTR),
+        (516, Errno::EINTR),
+        (515, Errno::new(515)),
+        (Errno::EIO.raw(), Errno::EIO),
+        (Errno::EINTR.raw(), Errno::EINTR),
+    ] {
+        let fd = f
+            .install(FileRef::new(FlushFails(flush)), 0, NOFILE)
+            .unwrap();
+        assert_eq!(f.close_fd(fd), Err(close), "flush {flush}");
+        assert_eq!(f.fd_state(fd), FdState::Free, "flush {flush}");
+    }
+}
+
 #[test]
 fn emfile_at_limit() {
     let c = Counters::default();

@@ -12,11 +12,14 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
     /// (which releases the file if it was the last, before this returns).
     ///
     /// `EBADF` if `fd` is free or reserved (a reserved fd stays reserved). Otherwise returns
-    /// the file's flush result; the fd is closed either way.
+    /// the file's flush result; the fd is closed either way, so a request to restart the call
+    /// (the kernel-internal `ERESTARTSYS` 512, `ERESTARTNOINTR` 513, `ERESTARTNOHAND` 514,
+    /// `ERESTART_RESTARTBLOCK` 516) becomes `EINTR`, as in `close(2)`: a restarted close would
+    /// find the fd gone, or close another file opened there since.
     #[inline(always)]
     pub fn close_fd(&mut self, fd: u32) -> Result<(), Errno> {
         let file = self.file_close_fd(fd)?;
-        filp_close(file)
+        filp_close(file).map_err(no_restart)
     }
 
     /// `file_close_fd`: empties the slot and releases the fd, returning the table's reference
@@ -140,5 +143,16 @@ impl<F: ?Sized + FileLike, P: FdPayload, L: lock_api::RawMutex> Files<F, P, L> {
                 None => return Ok(()),
             }
         }
+    }
+}
+
+/// `close(2)`'s last step: the flush's restart requests become `EINTR` (fs/open.c: "can't
+/// restart close syscall because file table entry was cleared").
+#[cold]
+fn no_restart(e: Errno) -> Errno {
+    // ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND, ERESTART_RESTARTBLOCK (include/linux/errno.h).
+    match e.raw() {
+        512 | 513 | 514 | 516 => Errno::EINTR,
+        _ => e,
     }
 }
