@@ -59,7 +59,8 @@
 //!   [`RawSpinLock`] by default. Nothing is allocated while it is held, and no code of the
 //!   embedder runs under it.
 //! - Errnos and flags are Linux's numbers on every host.
-//! - `leak-check`: counts array and file allocations (`live_allocations`), for tests.
+//! - `leak-check`: counts array and file allocations, for tests: `live_allocations()`, an item
+//!   only this feature compiles (docs.rs documents the crate with it).
 //!
 //! Design notes: [`docs::design`], [`docs::locking`], [`docs::ordering`],
 //! [`docs::divergences`].
