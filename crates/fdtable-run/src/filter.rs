@@ -178,6 +178,13 @@ fn rules(ctx: &Context) -> Vec<Rule> {
     for s in cat::SYSCALLS {
         if let Effect::CreateIf(conds, _) = s.effect {
             let (mut tests, default) = cond_tests(conds);
+            if s.name == "seccomp" {
+                // Strict mode: refused (`policy::refusal`).
+                tests.push((
+                    Test::Eq(0, crate::policy::SECCOMP_SET_MODE_STRICT as u32),
+                    RET_NOTIFY,
+                ));
+            }
             if s.name == "bpf" {
                 // A program run in the caller may create and close descriptors.
                 tests.extend(
@@ -286,16 +293,26 @@ fn rules(ctx: &Context) -> Vec<Rule> {
             default: RET_ALLOW,
         });
     }
+    // prctl: strict seccomp mode (refused, `policy::refusal`), and the dumpable flag if the
+    // supervisor keeps it.
+    let mut t = vec![(
+        Test::Eq2(
+            0,
+            libc::PR_SET_SECCOMP as u32,
+            1,
+            crate::policy::SECCOMP_MODE_STRICT as u32,
+        ),
+        RET_NOTIFY,
+    )];
     if ctx.dumpable {
-        out.push(Rule {
-            nr: nr("prctl"),
-            tests: vec![
-                (Test::Eq(0, libc::PR_SET_DUMPABLE as u32), RET_NOTIFY),
-                (Test::Eq(0, libc::PR_GET_DUMPABLE as u32), RET_NOTIFY),
-            ],
-            default: RET_ALLOW,
-        });
+        t.push((Test::Eq(0, libc::PR_SET_DUMPABLE as u32), RET_NOTIFY));
+        t.push((Test::Eq(0, libc::PR_GET_DUMPABLE as u32), RET_NOTIFY));
     }
+    out.push(Rule {
+        nr: nr("prctl"),
+        tests: t,
+        default: RET_ALLOW,
+    });
     out
 }
 

@@ -104,6 +104,21 @@ pub fn refusal(nr: u64, s: Option<&Syscall>, args: &[u64; 6]) -> Option<Refusal>
             s.name,
             "a seccomp listener installs descriptors into other processes",
         ),
+        // Strict mode as the kernel would grant it (no flags, no arguments): refused by the
+        // kernel itself once a filter is in place, as fdtable run's is.
+        _ if s.name == "seccomp" && args[..3] == [SECCOMP_SET_MODE_STRICT, 0, 0] => {
+            refuse(libc::EINVAL, "seccomp(SECCOMP_SET_MODE_STRICT)", STRICT)
+        }
+        _ if s.name == "prctl"
+            && args[0] == libc::PR_SET_SECCOMP as u64
+            && args[1] == SECCOMP_MODE_STRICT =>
+        {
+            refuse(
+                libc::EINVAL,
+                "prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT)",
+                STRICT,
+            )
+        }
         Effect::Clone if args[0] & consts::CLONE_UNTRACED != 0 => refuse(
             libc::EPERM,
             "clone(CLONE_UNTRACED)",
@@ -112,6 +127,13 @@ pub fn refusal(nr: u64, s: Option<&Syscall>, args: &[u64; 6]) -> Option<Refusal>
         _ => None,
     }
 }
+
+/// `seccomp`'s operation that enters strict mode.
+pub const SECCOMP_SET_MODE_STRICT: u64 = 0;
+/// `prctl(PR_SET_SECCOMP)`'s strict mode.
+pub const SECCOMP_MODE_STRICT: u64 = 1;
+
+const STRICT: &str = "the program runs under fdtable run's seccomp filter, and the kernel does not let a process under a filter enter strict mode";
 
 const URING: &str = "io_uring opens, accepts, receives and closes descriptors inside the kernel, asynchronously, with no system call the supervisor could see";
 
@@ -138,6 +160,13 @@ mod tests {
         );
         assert_eq!(r("seccomp", [1, 8, 0, 0, 0, 0]), Some(libc::ENOSYS));
         assert_eq!(r("seccomp", [1, 0, 0, 0, 0, 0]), None);
+        // Strict mode: refused by name where the kernel would grant it natively.
+        assert_eq!(r("seccomp", [0, 0, 0, 0, 0, 0]), Some(libc::EINVAL));
+        assert_eq!(r("seccomp", [0, 1, 0, 0, 0, 0]), None);
+        assert_eq!(r("seccomp", [0, 0, 8, 0, 0, 0]), None);
+        assert_eq!(r("prctl", [22, 1, 0, 0, 0, 0]), Some(libc::EINVAL));
+        assert_eq!(r("prctl", [22, 2, 0, 0, 0, 0]), None);
+        assert_eq!(r("prctl", [21, 0, 0, 0, 0, 0]), None);
         assert_eq!(r("clone", [0x0080_0011, 0, 0, 0, 0, 0]), Some(libc::EPERM));
         assert_eq!(r("clone", [0x1011, 0, 0, 0, 0, 0]), None);
         assert_eq!(r("openat", [0; 6]), None);

@@ -3,8 +3,8 @@
 //! What every x86_64 Linux system call does to a descriptor table, written once as data and
 //! read by `fdtable run` (which calls its seccomp filter lets run, which reach the
 //! supervisor, and what the supervisor does with them) and by `fdtable replay` (how it decodes
-//! a call of an strace log). The facts are Linux 6.18's; the comments name the kernel
-//! functions they come from.
+//! a call of an strace log). The facts are Linux 6.18's (and 6.19's one new call, `listns`);
+//! the comments name the kernel functions they come from.
 //!
 //! - [`SYSCALLS`]: one [`Syscall`] per call number, with its [`Effect`] on the table and the
 //!   descriptor arguments it looks up ([`Uses`]);
@@ -359,7 +359,7 @@ pub const ALIASES: &[(&str, &str)] = &[
 ];
 
 /// One past the largest number of [`SYSCALLS`].
-pub const NR_END: u32 = 470;
+pub const NR_END: u32 = 471;
 
 #[cfg(test)]
 mod tests;

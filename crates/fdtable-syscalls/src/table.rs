@@ -1,4 +1,4 @@
-//! The table: every x86_64 call number Linux 6.18 has (0-336, 424-469), in order.
+//! The table: every x86_64 call number Linux 6.19 has (0-336, 424-470), in order.
 
 use crate::consts::*;
 use crate::{
@@ -776,4 +776,6 @@ pub const SYSCALLS: &[Syscall] = &[
     ),
     uses(468, "file_getattr", ATX),
     uses(469, "file_setattr", ATX),
+    // Namespace ids, by a structure of ids: no descriptor (Linux 6.19).
+    p(470, "listns"),
 ];

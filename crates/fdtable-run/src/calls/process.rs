@@ -63,18 +63,29 @@ pub fn rlimit(st: &mut State, tid: i32, r: Rlimit, args: &[u64; 6]) -> Reply {
     Reply::Continue
 }
 
-/// `waitid(P_PIDFD, fd, info, options)` with `WNOHANG`: natively a child's pidfd is readable
-/// exactly when the child can be reaped, and programs wait with `WNOHANG` once `poll` says
-/// so. A traced child's exit reaches the supervisor first, and until the supervisor has
-/// collected it the parent finds no child (ECHILD or `si_pid` 0). So the child the pidfd
-/// names, if it is a zombie the supervisor still traces, is collected before the call runs.
+/// `waitid(P_PIDFD, fd, info, options)` that does not wait: with `WNOHANG`, or on a
+/// non-blocking pidfd (`PIDFD_NONBLOCK`, or `O_NONBLOCK` set with `F_SETFL`), where the
+/// kernel acts as with `WNOHANG` but fails with EAGAIN when the child has not exited.
+/// Natively a child's pidfd is readable exactly when the child can be reaped, and programs
+/// wait this way once `poll` says so. A traced child's exit reaches the supervisor first,
+/// and until the supervisor has collected it the parent finds no child (ECHILD, `si_pid` 0
+/// or EAGAIN). So the child the pidfd names, if it is a zombie the supervisor still traces,
+/// is collected before the call runs.
 pub fn waitid_pidfd(st: &mut State, tid: i32, args: &[u64; 6]) -> Reply {
-    if args[0] as u32 != P_PIDFD || args[3] as u32 & libc::WNOHANG as u32 == 0 {
+    if args[0] as u32 != P_PIDFD {
+        return Reply::Continue;
+    }
+    let Some(info) = procfs::fdinfo(tid, args[1] as u32) else {
+        return Reply::Continue;
+    };
+    let nonblocking = procfs::field(&info, "flags:")
+        .and_then(|v| u64::from_str_radix(v, 8).ok())
+        .is_some_and(|f| f & libc::O_NONBLOCK as u64 != 0);
+    if args[3] as u32 & libc::WNOHANG as u32 == 0 && !nonblocking {
         return Reply::Continue;
     }
     // The pid in the supervisor's pid namespace (its /proc): 0 in none it sees, -1 once gone.
-    let pid = procfs::fdinfo(tid, args[1] as u32)
-        .and_then(|t| procfs::field(&t, "Pid:").and_then(|v| v.parse::<i32>().ok()));
+    let pid = procfs::field(&info, "Pid:").and_then(|v| v.parse::<i32>().ok());
     if let Some(pid) = pid.filter(|&p| p > 0)
         && st.tasks.contains_key(&pid)
     {
