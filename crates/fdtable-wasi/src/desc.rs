@@ -103,8 +103,62 @@ pub(crate) struct Listing {
     cookies: std::collections::HashMap<u64, u64>,
     /// A host descriptor of the directory that can be read (the directory's own may be an
     /// `O_PATH` one), opened by a listing's first `fd_readdir` and kept until a call reaches
-    /// the end, so a listing read in several calls opens it once.
-    pub(crate) fd: Option<std::os::fd::OwnedFd>,
+    /// the end, so a listing read in several calls opens it once. Only [`ListingFd::MAX`]
+    /// listings of the process keep one at a time; the others open it again at each call
+    /// (the cookie says where to read on).
+    pub(crate) fd: Option<ListingFd>,
+}
+
+/// A listing's host descriptor, counted while a listing keeps it: the descriptors the guest's
+/// table holds are capped (`--nofile`), and these come on top, so they are capped too: a guest
+/// that leaves many listings part-read never makes the host run out.
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub(crate) struct ListingFd {
+    pub(crate) fd: std::os::fd::OwnedFd,
+    counted: bool,
+}
+
+/// Listings' host descriptors kept in this process now.
+#[cfg(target_os = "linux")]
+static LISTING_FDS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[cfg(target_os = "linux")]
+impl ListingFd {
+    /// At most this many listings keep a host descriptor at once, in the whole process (the
+    /// default `--nofile` leaves 64 of the host's descriptors to the host).
+    pub(crate) const MAX: usize = 16;
+
+    /// A descriptor opened for one call, not counted.
+    pub(crate) fn new(fd: std::os::fd::OwnedFd) -> ListingFd {
+        ListingFd { fd, counted: false }
+    }
+
+    /// Whether the listing may keep this descriptor for its next call: it already does, or
+    /// fewer than [`ListingFd::MAX`] are kept now (it is then counted).
+    pub(crate) fn keep(&mut self) -> bool {
+        use std::sync::atomic::Ordering;
+        if !self.counted {
+            // ORDERING: Relaxed; a count of descriptors, which publishes no memory, and its
+            // decrement in `drop` needs no order with it either.
+            self.counted = LISTING_FDS
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    (n < Self::MAX).then_some(n + 1)
+                })
+                .is_ok();
+        }
+        self.counted
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for ListingFd {
+    fn drop(&mut self) {
+        if self.counted {
+            // ORDERING: Relaxed; see `keep`: the count pairs with nothing.
+            LISTING_FDS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]

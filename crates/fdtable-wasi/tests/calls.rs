@@ -1061,6 +1061,57 @@ fn a_listing_resumed_after_each_entry_is_removed_misses_none() {
     assert_eq!(left, 0, "entries the listing skipped");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn listings_left_part_read_keep_few_host_descriptors_and_resume_whole() {
+    // A listing keeps a host descriptor between calls; a guest that leaves many listings
+    // part-read made the host run out (146 directories where `--nofile` allowed 236, and
+    // calls that open nothing for the guest failed with `mfile`: the red team's round 30).
+    // Only a few are kept now, and the others still resume where their cookie says.
+    const DIRS: usize = 60;
+    let (mut g, first, sub) = guest_with_dir_of(40, "entry_");
+    let mut dirs = vec![first];
+    for _ in 1..DIRS {
+        let (e, d) = g.open(3, "d", DIRECTORY, Rights::DIRECTORY.0, 0);
+        assert_eq!(e, 0);
+        dirs.push(d);
+    }
+    let mut seen: Vec<Vec<String>> = vec![Vec::new(); DIRS];
+    let mut cookies = vec![0; DIRS];
+    for (i, &d) in dirs.iter().enumerate() {
+        let (names, full) = g.readdir(d, 0, 128);
+        assert!(full && !names.is_empty());
+        cookies[i] = names.last().unwrap().0;
+        seen[i].extend(names.into_iter().map(|(_, n)| n));
+    }
+    // Host descriptors of the directory: the guest's, and those the listings keep.
+    let on_dir = std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.unwrap().path()).ok())
+        .filter(|t| *t == sub)
+        .count();
+    assert!(
+        on_dir <= DIRS + 16,
+        "{on_dir} host descriptors for {DIRS} open directories"
+    );
+    for (i, &d) in dirs.iter().enumerate() {
+        loop {
+            let (names, full) = g.readdir(d, cookies[i], 128);
+            if let Some(&(c, _)) = names.last() {
+                cookies[i] = c;
+            }
+            seen[i].extend(names.into_iter().map(|(_, n)| n));
+            if !full {
+                break;
+            }
+        }
+        seen[i].sort();
+        assert_eq!(seen[i].len(), 42, "listing {i}: {:?}", seen[i]);
+        seen[i].dedup();
+        assert_eq!(seen[i].len(), 42, "listing {i} repeated entries");
+    }
+}
+
 #[test]
 fn a_cookie_fits_telldir_and_resumes_where_it_was_taken() {
     // wasi-libc's telldir() returns a cookie as a 32-bit long, and seekdir() gives it back.

@@ -1,9 +1,9 @@
 //! File attributes (`*_filestat_*`) and directory listings (`fd_readdir`).
 
 use crate::ctx::WasiCtx;
-#[cfg(target_os = "linux")]
-use crate::desc::Listing;
 use crate::desc::{Desc, HostDir, StdioKind};
+#[cfg(target_os = "linux")]
+use crate::desc::{Listing, ListingFd};
 use crate::memory::{CallResult, GuestMemory};
 use crate::types::{Filetype, LOOKUP_SYMLINK_FOLLOW, Rights, WasiErrno, fstflags, layout};
 use cap_fs_ext::{DirExt, FileTypeExt, Metadata, OsMetadataExt, SystemTimeSpec};
@@ -390,20 +390,23 @@ fn readdir_from_offset(
     let Some(start) = listing.offset(cookie) else {
         return Ok(true);
     };
-    let fd = match listing.fd.take() {
+    let mut fd = match listing.fd.take() {
         Some(fd) => fd,
-        None => rustix::fs::openat(
-            &host.dir,
-            c".",
-            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(std::io::Error::from)?,
+        None => ListingFd::new(
+            rustix::fs::openat(
+                &host.dir,
+                c".",
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map_err(std::io::Error::from)?,
+        ),
     };
-    let r = read_entries(&host.dir, &fd, start, &mut listing, mem, out, parent_ino);
-    // Kept while the guest is expected to read on (its buffer filled up), closed once the
-    // listing has reached its end: a directory held open costs no second host descriptor.
-    if matches!(r, Ok(false)) {
+    let r = read_entries(&host.dir, &fd.fd, start, &mut listing, mem, out, parent_ino);
+    // Kept while the guest is expected to read on (its buffer filled up), if few listings
+    // keep one ([`ListingFd`]); closed once the listing has reached its end: a directory held
+    // open costs no second host descriptor.
+    if matches!(r, Ok(false)) && fd.keep() {
         listing.fd = Some(fd);
     }
     r
