@@ -11,7 +11,7 @@
 use crate::decode::{Op, decode};
 use crate::engine::{Birth, Births, Engine, InitState, Lookahead};
 use crate::meta::Meta;
-use crate::parse::{Call, Event, Joiner, LineReader, Source};
+use crate::parse::{Call, Event, Joiner, Line, LineReader, Source};
 use crate::stats::Stats;
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -67,7 +67,10 @@ pub fn prepass(src: &Source) -> io::Result<Prepass> {
     let mut out = Vec::new();
     let mut p = Prepass::default();
     while let Some((no, line)) = r.next_line()? {
-        j.push(no, &line, &mut out);
+        match line {
+            Line::Text(t) => j.push(no, &t, &mut out),
+            Line::TooLong => j.push_too_long(no, &mut out),
+        }
         for ev in out.drain(..) {
             if let Event::Call(c) = ev {
                 note_birth(&mut p.births, &c);
@@ -129,9 +132,8 @@ impl Stream {
             return Ok(false);
         }
         match self.reader.next_line()? {
-            Some((no, line)) => {
-                self.joiner.push(no, &line, &mut self.scratch);
-            }
+            Some((no, Line::Text(t))) => self.joiner.push(no, &t, &mut self.scratch),
+            Some((no, Line::TooLong)) => self.joiner.push_too_long(no, &mut self.scratch),
             None => {
                 self.eof = true;
                 self.joiner.finish(&mut self.scratch);

@@ -12,13 +12,15 @@
 //! - **Non-leader execve** (P7): `+++ superseded by execve in pid N +++` on the leader's line
 //!   moves N's pending `execve` to the leader, whose tid then prints its result.
 //! - **stderr mode**: strace's `Process N attached` notice can land inside a syscall line; the
-//!   part before it is carried and glued to the next physical line. Lines without a prefix
+//!   part before it is carried and glued to the next physical line (to at most
+//!   [`MAX_GLUES`] of them, then it is a truncated line). Lines without a prefix
 //!   belong to the only live task; the first task's id is learnt when a prefixed line names a
 //!   task that is neither a known child nor an attached one ([`Event::Rename`]).
 
 use super::line::{Body, LineError, UNFINISHED, parse_line, split_tail};
 use super::ret::{Ret, parse_ret};
 use super::scan;
+use super::source::MAX_LINE_BYTES;
 use std::collections::{HashMap, HashSet};
 
 /// The tid given to the first task until its real id is known (no `-f`, or stderr mode).
@@ -138,10 +140,16 @@ pub struct Joiner {
     placeholder_live: bool,
     /// The last task named by a prefix (for unprefixed lines when several tasks live).
     last_tid: Option<u32>,
-    /// stderr mode: the start of a line interrupted by a notice, with its line number and
-    /// the task it belongs to (resolved before the notice's task became live).
-    carry: Option<(u64, String, u32)>,
+    /// stderr mode: the start of a line interrupted by a notice, with its line number, the
+    /// task it belongs to (resolved before the notice's task became live) and how many
+    /// physical lines were glued to it.
+    carry: Option<(u64, String, u32, u32)>,
 }
+
+/// How many physical lines a carried fragment takes in before it is given up as a
+/// truncated line (a real line is interrupted by one notice, rarely by two); this bounds the
+/// work per byte of the log.
+pub const MAX_GLUES: u32 = 4;
 
 const CLONES: [&str; 4] = ["clone", "clone3", "fork", "vfork"];
 
@@ -155,13 +163,13 @@ impl Joiner {
     pub fn push(&mut self, no: u64, text: &str, out: &mut Vec<Event>) {
         let text = text.trim_end_matches(['\n', '\r']);
         let owned;
-        let (no, text, tid) = match self.carry.take() {
-            Some((first, mut carried, tid)) => {
+        let (no, text, tid, glued) = match self.carry.take() {
+            Some((first, mut carried, tid, glued)) => {
                 carried.push_str(text);
                 owned = carried;
-                (first, owned.as_str(), Some(tid))
+                (first, owned.as_str(), Some(tid), glued + 1)
             }
-            None => (no, text, None),
+            None => (no, text, None, 0),
         };
         // A notice inside a line (stderr mode): keep the part before it for the next line.
         if let Some(pos) = text.find("strace: Process ")
@@ -172,6 +180,11 @@ impl Joiner {
             let complete = parse_line(before).is_ok();
             if complete {
                 self.line(no, before, tid, out);
+            } else if glued >= MAX_GLUES {
+                out.push(Event::Error {
+                    line: no,
+                    msg: format!("truncated line `{}`", shorten(before)),
+                });
             } else {
                 // The task of the fragment, resolved before the new task counts as live.
                 let t = match tid {
@@ -181,7 +194,7 @@ impl Joiner {
                         self.resolve(prefix, out)
                     }
                 };
-                self.carry = Some((no, before.to_string(), t));
+                self.carry = Some((no, before.to_string(), t, glued));
             }
             if let Ok(line) = parse_line(notice)
                 && let Body::Notice(Some(pid)) = line.body
@@ -191,6 +204,26 @@ impl Joiner {
             return;
         }
         self.line(no, text, tid, out);
+    }
+
+    /// Physical line `no` was longer than [`MAX_LINE_BYTES`] and skipped: an error, and the
+    /// end of a fragment carried into it.
+    pub fn push_too_long(&mut self, no: u64, out: &mut Vec<Event>) {
+        self.finish_carry(out);
+        out.push(Event::Error {
+            line: no,
+            msg: format!("longer than {MAX_LINE_BYTES} bytes (skipped)"),
+        });
+    }
+
+    /// Reports a carried fragment as a truncated line.
+    fn finish_carry(&mut self, out: &mut Vec<Event>) {
+        if let Some((no, text, _, _)) = self.carry.take() {
+            out.push(Event::Error {
+                line: no,
+                msg: format!("truncated line `{}`", shorten(&text)),
+            });
+        }
     }
 
     fn line(&mut self, no: u64, text: &str, known: Option<u32>, out: &mut Vec<Event>) {
@@ -413,12 +446,7 @@ impl Joiner {
     /// Ends the log: every call still pending is reported as abandoned, and a carried fragment
     /// as a truncated line.
     pub fn finish(&mut self, out: &mut Vec<Event>) {
-        if let Some((no, text, _)) = self.carry.take() {
-            out.push(Event::Error {
-                line: no,
-                msg: format!("truncated line `{}`", shorten(&text)),
-            });
-        }
+        self.finish_carry(out);
         let mut left: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
         left.sort_by_key(|p| p.line);
         for p in left {
@@ -518,6 +546,20 @@ mod tests {
         assert_eq!(c[1].line, 2);
         assert!(ev.contains(&Event::Rename { from: 0, to: 10 }));
         assert_eq!(c[3].tid, 10);
+    }
+
+    #[test]
+    fn a_fragment_is_glued_to_a_bounded_number_of_lines() {
+        let lines = vec!["x( strace: Process 5 attached"; 20];
+        let errs: Vec<u64> = run(&lines)
+            .iter()
+            .filter_map(|e| match e {
+                Event::Error { line, .. } => Some(*line),
+                _ => None,
+            })
+            .collect();
+        // Each fragment takes in MAX_GLUES more lines, then is given up.
+        assert_eq!(errs, vec![1, 6, 11, 16]);
     }
 
     #[test]

@@ -12,4 +12,4 @@ pub mod source;
 
 pub use join::{Call, Event, Joiner};
 pub use ret::Ret;
-pub use source::{LineReader, Source};
+pub use source::{Line, LineReader, MAX_LINE_BYTES, Source};

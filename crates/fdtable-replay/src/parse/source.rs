@@ -1,5 +1,6 @@
 //! Where a log comes from (a file, plain or gzip-compressed, or bytes in memory) and the
-//! line reader over it: one reused buffer, so memory stays flat however long the log is.
+//! line reader over it: one reused buffer of at most [`MAX_LINE_BYTES`], so memory stays
+//! flat however long the log, or any of its lines, is.
 
 use flate2::read::MultiGzDecoder;
 use std::borrow::Cow;
@@ -62,8 +63,23 @@ impl Source {
             r,
             buf: Vec::with_capacity(512),
             no: 0,
+            max: MAX_LINE_BYTES,
         })
     }
+}
+
+/// The longest line kept (16 MiB): far beyond a real strace line, even with a large `-s`
+/// (a 1 MiB write printed with `-x` is about 4 MiB). The bytes of a longer line past it are
+/// read and dropped, never buffered.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+
+/// One line of a log.
+#[derive(Debug)]
+pub enum Line<'a> {
+    /// The text, without its newline.
+    Text(Cow<'a, str>),
+    /// A line longer than [`MAX_LINE_BYTES`]: its bytes were skipped.
+    TooLong,
 }
 
 /// Reads a log line by line, numbering lines from 1.
@@ -71,25 +87,99 @@ pub struct LineReader {
     r: Box<dyn BufRead>,
     buf: Vec<u8>,
     no: u64,
+    max: usize,
 }
 
 impl LineReader {
-    /// The next line (without its newline) and its number; `None` at the end. Bytes that are
-    /// not UTF-8 (a program's own output in stderr mode) are replaced, never rejected.
-    pub fn next_line(&mut self) -> io::Result<Option<(u64, Cow<'_, str>)>> {
+    /// The next line and its number; `None` at the end. Bytes that are not UTF-8 (a
+    /// program's own output in stderr mode) are replaced, never rejected; a line longer
+    /// than [`MAX_LINE_BYTES`] is [`Line::TooLong`].
+    pub fn next_line(&mut self) -> io::Result<Option<(u64, Line<'_>)>> {
         self.buf.clear();
-        if self.r.read_until(b'\n', &mut self.buf)? == 0 {
+        let mut any = false;
+        let mut too_long = false;
+        loop {
+            let chunk = match self.r.fill_buf() {
+                Ok(c) => c,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                break;
+            }
+            any = true;
+            let (take, end) = match chunk.iter().position(|&b| b == b'\n') {
+                Some(i) => (i + 1, true),
+                None => (chunk.len(), false),
+            };
+            if !too_long {
+                let room = self.max - self.buf.len();
+                if take - usize::from(end) > room {
+                    too_long = true;
+                    self.buf.clear();
+                } else {
+                    self.buf.extend_from_slice(&chunk[..take]);
+                }
+            }
+            self.r.consume(take);
+            if end {
+                break;
+            }
+        }
+        if !any {
             return Ok(None);
         }
         self.no += 1;
+        if too_long {
+            self.buf = Vec::with_capacity(512);
+            return Ok(Some((self.no, Line::TooLong)));
+        }
         while matches!(self.buf.last(), Some(b'\n' | b'\r')) {
             self.buf.pop();
         }
-        Ok(Some((self.no, String::from_utf8_lossy(&self.buf))))
+        Ok(Some((
+            self.no,
+            Line::Text(String::from_utf8_lossy(&self.buf)),
+        )))
     }
 
     /// Lines read so far.
     pub fn lines_read(&self) -> u64 {
         self.no
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_past_the_cap_is_skipped_without_buffering_it() {
+        let mut text = b"1 close(3) = 0\n".to_vec();
+        text.extend(std::iter::repeat_n(b'a', 1 << 20));
+        text.extend(b"\n1 close(4) = 0\n");
+        let mut r = Source::bytes("t", text).open().unwrap();
+        r.max = 1000;
+        assert!(
+            matches!(r.next_line().unwrap(), Some((1, Line::Text(t))) if t == "1 close(3) = 0")
+        );
+        assert!(matches!(r.next_line().unwrap(), Some((2, Line::TooLong))));
+        assert!(r.buf.capacity() <= 1000, "{}", r.buf.capacity());
+        assert!(
+            matches!(r.next_line().unwrap(), Some((3, Line::Text(t))) if t == "1 close(4) = 0")
+        );
+        assert!(r.next_line().unwrap().is_none());
+    }
+
+    #[test]
+    fn a_line_of_exactly_the_cap_is_kept() {
+        let mut text = vec![b'b'; 1000];
+        text.extend(b"\n");
+        text.extend(vec![b'c'; 1001]);
+        let mut r = Source::bytes("t", text).open().unwrap();
+        r.max = 1000;
+        assert!(matches!(r.next_line().unwrap(), Some((1, Line::Text(t))) if t.len() == 1000));
+        assert!(matches!(r.next_line().unwrap(), Some((2, Line::TooLong))));
+        assert!(r.next_line().unwrap().is_none());
     }
 }

@@ -1,0 +1,52 @@
+//! Hostile and unusual logs found by red team round 32: each must give a clear error with a
+//! line number, or a bounded, correct replay, never unbounded memory or time and never a
+//! wrong verdict.
+
+use fdtable_replay::parse::{MAX_LINE_BYTES, Source};
+use fdtable_replay::replay::{Options, Report, replay};
+
+/// The known initial state: 0, 1, 2 open, RLIMIT_NOFILE 1024.
+fn known() -> Options {
+    Options {
+        initial_fds: Some(vec![0, 1, 2]),
+        nofile: Some(1024),
+    }
+}
+
+fn run_bytes(data: Vec<u8>, opts: &Options) -> Report {
+    replay(&Source::bytes("test", data), None, opts, &mut |_, _| {}).expect("in-memory log")
+}
+
+// ---------------------------------------------------------------- D1: line length
+
+#[test]
+fn a_line_longer_than_the_cap_is_an_error_naming_it() {
+    let mut log = b"1 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n".to_vec();
+    log.extend(std::iter::repeat_n(b'a', MAX_LINE_BYTES + 10));
+    log.extend(b"\n1 close(3) = 0\n");
+    let s = run_bytes(log, &known()).stats;
+    assert_eq!(s.errors, 1, "{:?}", s.first_errors);
+    let (line, msg) = &s.first_errors[0];
+    assert_eq!(*line, 2);
+    assert!(msg.contains("longer than"), "{msg}");
+    // The lines around it still replay: close(3) finds the descriptor the open made.
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert_eq!(s.lines, 3);
+}
+
+// ---------------------------------------------------------------- D2: stderr-mode carry
+
+#[test]
+fn a_carried_fragment_is_given_up_after_a_few_lines() {
+    // Every line is a fragment interrupted by a notice: gluing them all together would
+    // cost time quadratic in the log.
+    let log = "x( strace: Process 5 attached\n".repeat(40);
+    let s = run_bytes(log.into_bytes(), &known()).stats;
+    let lines: Vec<u64> = s.first_errors.iter().map(|e| e.0).collect();
+    assert_eq!(
+        lines,
+        vec![1, 6, 11, 16, 21, 26, 31, 36],
+        "{:?}",
+        s.first_errors
+    );
+}
