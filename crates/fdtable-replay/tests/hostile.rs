@@ -17,6 +17,16 @@ fn run_bytes(data: Vec<u8>, opts: &Options) -> Report {
     replay(&Source::bytes("test", data), None, opts, &mut |_, _| {}).expect("in-memory log")
 }
 
+fn run_opts(log: &str, opts: &Options) -> Report {
+    let text: String = log
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    run_bytes(text.into_bytes(), opts)
+}
+
 // ---------------------------------------------------------------- D1: line length
 
 #[test]
@@ -49,4 +59,48 @@ fn a_carried_fragment_is_given_up_after_a_few_lines() {
         "{:?}",
         s.first_errors
     );
+}
+
+// ---------------------------------------------------------------- D3, D4, D15: fd range
+
+#[test]
+fn results_that_cannot_be_descriptors_are_bad_lines() {
+    for v in [
+        "2147483648",
+        "4294967296",
+        "9223372036854775807",
+        "0x7fffffff",
+    ] {
+        let log = format!("1 dup(0) = {v}\n1 openat(AT_FDCWD, \"/x\", O_RDONLY) = {v}");
+        for opts in [known(), Options::default()] {
+            let s = run_opts(&log, &opts).stats;
+            let lines: Vec<u64> = s.first_errors.iter().map(|e| e.0).collect();
+            assert_eq!(lines, vec![1, 2], "{v}: {:?}", s.first_errors);
+            assert_eq!(s.total().mismatched, 0, "{v}");
+            assert_eq!(s.inherited, 0, "{v}");
+        }
+    }
+}
+
+#[test]
+fn descriptors_above_65535_stay_in_the_model() {
+    let opts = Options {
+        initial_fds: Some(vec![0, 1, 2, 70000]),
+        nofile: Some(100_000),
+    };
+    let s = run_opts(
+        "1 close(70000) = 0\n1 dup2(0, 70001) = 70001\n1 close(70001) = 0",
+        &opts,
+    )
+    .stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert_eq!(s.total().matched, 3);
+    // No meta file: a high number is inherited, then closed.
+    let s = run_opts(
+        "1 openat(AT_FDCWD, \"/x\", O_RDONLY) = 1000000\n1 close(1000000) = 0\n1 close(1000000) = -1 EBADF (Bad file descriptor)",
+        &Options::default(),
+    )
+    .stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert_eq!((s.inherited, s.errors), (1, 0));
 }

@@ -46,6 +46,11 @@ impl Engine {
                 }
                 return;
             }
+            Plan::Bad(msg) => {
+                self.stats.row(&c.name).skipped += 1;
+                self.stats.error(c.line, msg);
+                return;
+            }
             Plan::Steps(s) => s,
         };
         self.stats.row(&c.name).replayed += 1;

@@ -26,6 +26,9 @@ pub enum Plan {
     Steps(Vec<Step>),
     /// Not replayable: why.
     Skip(&'static str),
+    /// A result no kernel can return (a descriptor above INT_MAX or beyond `fs.nr_open`): the
+    /// line is bad.
+    Bad(String),
 }
 
 fn table_err(e: Errno, table: &[Errno]) -> bool {
@@ -34,7 +37,59 @@ fn table_err(e: Errno, table: &[Errno]) -> bool {
 
 /// The steps of a table operation. `args` are the call's descriptor arguments as the kernel
 /// sees them (for accept's listening fd and an ioctl's fd; negative values included).
+///
+/// A descriptor the log says a call returned must be below the library's `nr_open` (no
+/// table grows past it, and the kernel's `fs.nr_open` is at most INT_MAX): anything else
+/// is [`Plan::Bad`], so that a corrupt result costs neither time nor memory.
 pub fn plan(op: &Op, ret: Ret, args: &[u32]) -> Plan {
+    let p = plan_steps(op, ret, args);
+    if let Plan::Steps(steps) = &p {
+        let max = fdtable::nr_open();
+        for s in steps {
+            if let Step::Alloc {
+                expect: Val::Fd(fd),
+                ..
+            }
+            | Step::ReserveAt {
+                expect: Val::Fd(fd),
+                ..
+            }
+            | Step::Dup {
+                expect: Val::Fd(fd),
+                ..
+            }
+            | Step::DupFd {
+                expect: Val::Fd(fd),
+                ..
+            }
+            | Step::Dup2 {
+                expect: Val::Fd(fd),
+                ..
+            }
+            | Step::Dup3 {
+                expect: Val::Fd(fd),
+                ..
+            } = s
+                && *fd as usize >= max
+            {
+                return Plan::Bad(format!(
+                    "descriptor {fd} is beyond fs.nr_open ({max}), the largest table there is"
+                ));
+            }
+        }
+    }
+    p
+}
+
+/// A logged value as a descriptor: 0 to INT_MAX.
+fn fd_value(v: i64) -> Result<u32, Plan> {
+    match i32::try_from(v) {
+        Ok(fd) if fd >= 0 => Ok(fd as u32),
+        _ => Err(Plan::Bad(format!("result {v} is not a descriptor"))),
+    }
+}
+
+fn plan_steps(op: &Op, ret: Ret, args: &[u32]) -> Plan {
     use Plan::*;
     let one = |s: Step| Steps(vec![s]);
     match op {
@@ -52,7 +107,7 @@ pub fn plan(op: &Op, ret: Ret, args: &[u32]) -> Plan {
             };
             match (ret, alloc) {
                 (Ret::Val(v), Alloc::ReserveFirst | Alloc::Accept | Alloc::Ioctl) => {
-                    match u32::try_from(v) {
+                    match fd_value(v) {
                         Ok(fd) => Steps(vec![
                             Step::ReserveAt {
                                 cloexec: *cloexec,
@@ -63,12 +118,12 @@ pub fn plan(op: &Op, ret: Ret, args: &[u32]) -> Plan {
                                 opath: *opath,
                             },
                         ]),
-                        Err(_) => Skip("result is not a descriptor"),
+                        Err(bad) => bad,
                     }
                 }
-                (Ret::Val(v), Alloc::CreateFirst) => match u32::try_from(v) {
+                (Ret::Val(v), Alloc::CreateFirst) => match fd_value(v) {
                     Ok(fd) => one(alloc_step(Val::Fd(fd))),
-                    Err(_) => Skip("result is not a descriptor"),
+                    Err(bad) => bad,
                 },
                 (Ret::Err(Errno::EMFILE), _) => one(Step::Full {
                     n: 1,
@@ -253,9 +308,9 @@ pub fn plan(op: &Op, ret: Ret, args: &[u32]) -> Plan {
 /// A call returning a new fd or a table errno; other errnos are injected (no steps).
 fn fd_result(ret: Ret, table: &[Errno], step: impl Fn(Val) -> Step) -> Plan {
     match ret {
-        Ret::Val(v) => match u32::try_from(v) {
+        Ret::Val(v) => match fd_value(v) {
             Ok(fd) => Plan::Steps(vec![step(Val::Fd(fd))]),
-            Err(_) => Plan::Skip("result is not a descriptor"),
+            Err(bad) => bad,
         },
         Ret::Err(e) if table_err(e, table) => Plan::Steps(vec![step(Val::Err(e))]),
         Ret::Err(_) | Ret::Restart => Plan::Steps(vec![]),
@@ -266,6 +321,34 @@ fn fd_result(ret: Ret, table: &[Errno], step: impl Fn(Val) -> Step) -> Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn results_that_cannot_be_descriptors_are_bad() {
+        let open = Op::NewFd {
+            alloc: Alloc::ReserveFirst,
+            cloexec: false,
+            kind: Kind::File,
+            opath: false,
+        };
+        for v in [1 << 31, 1 << 32, i64::MAX, fdtable::nr_open() as i64] {
+            assert!(matches!(plan(&open, Ret::Val(v), &[]), Plan::Bad(_)), "{v}");
+            assert!(
+                matches!(plan(&Op::Dup(0), Ret::Val(v), &[]), Plan::Bad(_)),
+                "{v}"
+            );
+        }
+        let top = fdtable::nr_open() as i64 - 1;
+        assert!(matches!(
+            plan(&Op::Dup(0), Ret::Val(top), &[]),
+            Plan::Steps(_)
+        ));
+        let pipe = Op::Pair {
+            fds: Some([3, fdtable::nr_open() as u32]),
+            cloexec: false,
+            reserve_first: false,
+        };
+        assert!(matches!(plan(&pipe, Ret::Val(0), &[]), Plan::Bad(_)));
+    }
 
     #[test]
     fn precedence() {

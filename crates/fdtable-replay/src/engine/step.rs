@@ -408,14 +408,12 @@ pub fn fingerprint(f: &Fdt) -> u64 {
     h.finish()
 }
 
-/// The highest descriptor a resync installs.
-pub const MAX_FORCED_FD: u32 = 1 << 16;
-
 /// Installs a new object at exactly `fd` (bypassing the limit), for initial descriptors and
-/// resyncs. Closes what was there first.
+/// resyncs. Closes what was there first. Descriptors at or beyond the library's `nr_open`
+/// (`fs.nr_open`: no table holds them) are refused before they get here: results by
+/// [`super::plan::plan`], initial descriptors by the meta file's checks.
 pub fn force_install(f: &mut Fdt, fd: u32, kind: Kind, line: u64) {
-    // Far beyond any real table: a corrupt log; growing there would only cost memory.
-    if fd >= MAX_FORCED_FD {
+    if fd as usize >= fdtable::nr_open() {
         return;
     }
     match f.fd_state(fd) {
@@ -453,6 +451,16 @@ mod tests {
         assert_eq!(fingerprint(&f), fingerprint(&g));
         Step::Release.run(&mut f, &mut held, 1024, 1);
         assert_ne!(fingerprint(&f), fingerprint(&g));
+    }
+
+    #[test]
+    fn force_install_reaches_nr_open() {
+        let mut f = Fdt::new();
+        let top = fdtable::nr_open() as u32 - 1;
+        for fd in [70_000, top] {
+            force_install(&mut f, fd, Kind::Inherited, 0);
+            assert!(matches!(f.fd_state(fd), FdState::Installed { .. }), "{fd}");
+        }
     }
 
     #[test]
