@@ -98,6 +98,13 @@ pub fn text(r: &Report) -> String {
     if s.inherited > 0 {
         let _ = writeln!(o, "  inherited descriptors assumed: {}", s.inherited);
     }
+    if s.injected > 0 {
+        let _ = writeln!(
+            o,
+            "  calls injected by strace (never run, skipped): {}",
+            s.injected
+        );
+    }
     if s.resyncs > 0 {
         let _ = writeln!(o, "  resyncs of the model to the log: {}", s.resyncs);
     }
@@ -180,6 +187,7 @@ pub fn json(r: &Report) -> Value {
         m.insert("failed_fd_uses".into(), json!(s.failed_fd_uses));
         m.insert("remote_fd_args".into(), json!(s.remote_fd_args));
         m.insert("fd_args_unchecked".into(), json!(s.fd_args_unchecked));
+        m.insert("injected".into(), json!(s.injected));
     }
     v
 }

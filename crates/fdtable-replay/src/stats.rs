@@ -78,6 +78,9 @@ pub struct Stats {
     /// Descriptors found open without any visible creation, taken as inherited because the
     /// initial state was assumed (no meta file, P10).
     pub inherited: u64,
+    /// Calls strace's fault injection replaced (` (INJECTED)`): never run by the kernel,
+    /// skipped.
+    pub injected: u64,
     /// Descriptor arguments of successful calls checked open and, where `fdget` looks them
     /// up, not O_PATH (P15).
     pub fd_uses: u64,

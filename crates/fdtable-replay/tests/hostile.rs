@@ -104,3 +104,23 @@ fn descriptors_above_65535_stay_in_the_model() {
     assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
     assert_eq!((s.inherited, s.errors), (1, 0));
 }
+
+// ---------------------------------------------------------------- D16: fault injection
+
+#[test]
+fn injected_calls_change_nothing_and_are_skipped() {
+    let s = run_opts(
+        "1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = 3
+         1 close(3) = -1 EBADF (Bad file descriptor) (INJECTED)
+         1 dup2(3, 5) = 42 (INJECTED)
+         1 openat(AT_FDCWD, \"/x\", O_RDONLY) = -1 EMFILE (Too many open files) (INJECTED)
+         1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = 4
+         1 close(3) = 0",
+        &known(),
+    )
+    .stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert_eq!(s.injected, 3);
+    assert_eq!(s.total().skipped, 3);
+    assert_eq!(s.resyncs, 0);
+}

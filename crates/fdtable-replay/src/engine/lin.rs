@@ -305,6 +305,9 @@ impl Engine {
             let Some(call) = look.peek(id) else {
                 continue;
             };
+            if call.injected {
+                continue;
+            }
             let d = decode(&call);
             // A clone with CLONE_PIDFD installs the pidfd in the parent's table before the
             // child runs; with CLONE_VFORK the call then stays in flight until the child execs

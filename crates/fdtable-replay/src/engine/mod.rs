@@ -258,6 +258,12 @@ impl Engine {
             .get_mut(&tid)
             .and_then(|t| t.pending.take())
             .filter(|p| p.id == c.id);
+        if c.injected {
+            // strace replaced the call with its own result: the kernel never saw it.
+            self.stats.row(&c.name).skipped += 1;
+            self.stats.injected += 1;
+            return;
+        }
         let d = decode(c);
         match c.name.as_str() {
             "exit" => {
@@ -320,6 +326,7 @@ impl Engine {
             name: name.to_string(),
             args,
             ret: crate::parse::Ret::Val(0),
+            injected: false,
         };
         decode(&probe)
             .uses()

@@ -45,6 +45,9 @@ pub struct Call {
     pub args: String,
     /// The return value.
     pub ret: Ret,
+    /// strace's fault injection (`-e inject=`) replaced the call (` (INJECTED)`): the kernel
+    /// never ran it, so it changed nothing.
+    pub injected: bool,
 }
 
 impl Call {
@@ -249,9 +252,10 @@ impl Joiner {
         };
         match line.body {
             Body::Complete { name, args, ret } => match parse_ret(ret) {
-                Ok(ret) => {
+                Ok(r) => {
                     let id = self.id();
-                    self.finish_call(tid, tid, no, no, id, name, args.to_string(), ret, out);
+                    let whole = (args.to_string(), r, injected(ret));
+                    self.finish_call(tid, tid, no, no, id, name, whole, out);
                 }
                 Err(LineError(msg)) => out.push(Event::Error { line: no, msg }),
             },
@@ -313,10 +317,13 @@ impl Joiner {
                 let rest = rest.strip_prefix(UNFINISHED).unwrap_or(rest);
                 let mut whole = p.partial;
                 whole.push_str(rest);
-                match split_tail(&whole).and_then(|(a, r)| Ok((a.len(), parse_ret(r)?))) {
-                    Ok((args_len, ret)) => {
+                let tail =
+                    split_tail(&whole).and_then(|(a, r)| Ok((a.len(), parse_ret(r)?, injected(r))));
+                match tail {
+                    Ok((args_len, ret, inj)) => {
                         whole.truncate(args_len);
-                        self.finish_call(tid, p.tid, p.line, no, p.id, name, whole, ret, out);
+                        let whole = (whole, ret, inj);
+                        self.finish_call(tid, p.tid, p.line, no, p.id, name, whole, out);
                     }
                     Err(LineError(msg)) => out.push(Event::Error { line: no, msg }),
                 }
@@ -366,8 +373,7 @@ impl Joiner {
         line: u64,
         id: u64,
         name: &str,
-        args: String,
-        ret: Ret,
+        (args, ret, injected): (String, Ret, bool),
         out: &mut Vec<Event>,
     ) {
         if CLONES.contains(&name)
@@ -386,6 +392,7 @@ impl Joiner {
             name: name.to_string(),
             args,
             ret,
+            injected,
         }));
     }
 
@@ -458,6 +465,11 @@ impl Joiner {
     }
 }
 
+/// Whether a result text carries strace's fault-injection mark.
+fn injected(ret: &str) -> bool {
+    ret.trim_end().ends_with("(INJECTED)")
+}
+
 /// The task prefix of a line fragment (`[pid N] ...` or `N ...`), if any.
 fn parse_prefix_tid(s: &str) -> Option<u32> {
     if let Some(r) = s.strip_prefix("[pid") {
@@ -513,6 +525,20 @@ mod tests {
         assert_eq!(c.len(), 2);
         assert_eq!(c[1].args, "[3, 4], O_CLOEXEC");
         assert_eq!((c[1].entry_line, c[1].line), (1, 3));
+    }
+
+    #[test]
+    fn injected_results_are_marked() {
+        let ev = run(&[
+            "1 close(3) = -1 EBADF (Bad file descriptor) (INJECTED)",
+            "1 dup2(3, 5 <unfinished ...>",
+            "1 <... dup2 resumed>) = 42 (INJECTED)",
+            "1 close(4) = 0",
+        ]);
+        let c = calls(&ev);
+        let marks: Vec<bool> = c.iter().map(|c| c.injected).collect();
+        assert_eq!(marks, vec![true, true, false]);
+        assert_eq!(c[1].ret, Ret::Val(42));
     }
 
     #[test]
