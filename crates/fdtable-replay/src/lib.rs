@@ -39,8 +39,10 @@
 //!    their entry/result windows allow, first atomically ("exact"), then with held
 //!    reservations ("consistent") (P3; [`engine::lin`], [`engine::search`]). Disagreements
 //!    ([`engine::check`]) in tables holding an io_uring are drift (P12); unexplained
-//!    descriptors with an assumed initial state are inherited (P10); the rest are
-//!    mismatches. Every disagreement resynchronises the model to the log. Descriptor
+//!    descriptors with an assumed initial state are inherited (P10); those the search could
+//!    not decide (its node budget, the calls it can order or the look-ahead ran out) are
+//!    undecided, and so are the table's next ones until its calls in flight have returned;
+//!    the rest are mismatches. Every disagreement resynchronises the model to the log. Descriptor
 //!    arguments ([`engine::args`]) are checked against successes (P15) and failures; what the
 //!    log cannot decide (EBADF a file's access mode may explain, errnos that may precede the
 //!    lookup, descriptors the replay never saw opened, a shared or target table changing

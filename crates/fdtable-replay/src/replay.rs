@@ -194,6 +194,10 @@ impl Lookahead for Stream {
             }
         }
     }
+
+    fn gave_up(&self) -> bool {
+        !self.eof
+    }
 }
 
 /// Decides the initial state: flags, else the meta file, else {0,1,2} and 1024.

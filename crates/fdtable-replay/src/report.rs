@@ -95,6 +95,21 @@ pub fn text(r: &Report) -> String {
             );
         }
     }
+    if s.undecided > 0 {
+        let _ = writeln!(
+            o,
+            "  undecided: {} disagreements on shared tables the bounded search could not decide \
+             (reported, not counted)",
+            s.undecided
+        );
+        for d in s.first_undecided.iter().take(3) {
+            let _ = writeln!(
+                o,
+                "    line {} (tid {}) {}: log {}, library {}",
+                d.line, d.tid, d.call, d.log, d.library
+            );
+        }
+    }
     if s.inherited > 0 {
         let _ = writeln!(o, "  inherited descriptors assumed: {}", s.inherited);
     }
@@ -188,6 +203,8 @@ pub fn json(r: &Report) -> Value {
         m.insert("remote_fd_args".into(), json!(s.remote_fd_args));
         m.insert("fd_args_unchecked".into(), json!(s.fd_args_unchecked));
         m.insert("injected".into(), json!(s.injected));
+        m.insert("undecided".into(), json!(s.undecided));
+        m.insert("first_undecided".into(), json!(s.first_undecided));
     }
     v
 }

@@ -78,6 +78,12 @@ pub struct Stats {
     /// Descriptors found open without any visible creation, taken as inherited because the
     /// initial state was assumed (no meta file, P10).
     pub inherited: u64,
+    /// Disagreements on shared tables the bounded search could not decide (its node budget,
+    /// [`crate::engine::search::MAX_OPS`] or the look-ahead ran out before it had tried every
+    /// order): reported, not counted as mismatches.
+    pub undecided: u64,
+    /// The first undecided disagreements.
+    pub first_undecided: Vec<Mismatch>,
     /// Calls strace's fault injection replaced (` (INJECTED)`): never run by the kernel,
     /// skipped.
     pub injected: u64,

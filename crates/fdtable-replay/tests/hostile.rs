@@ -124,3 +124,83 @@ fn injected_calls_change_nothing_and_are_skipped() {
     assert_eq!(s.total().skipped, 3);
     assert_eq!(s.resyncs, 0);
 }
+
+// ---------------------------------------------------------------- D8, D10, D14: undecided
+
+const THREAD: &str = "clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM, exit_signal=0} => {parent_tid=[T]}, 88) = T";
+
+/// `threads` threads each in an eventfd2 (from `3 + i` on), while the main thread opens a
+/// file and gets `open_fd`.
+fn many_in_flight(threads: u32, open_fd: u32) -> String {
+    let mut log = String::new();
+    let tids = 2..threads + 2;
+    for t in tids.clone() {
+        log += &format!("1 {}\n", THREAD.replace('T', &t.to_string()));
+    }
+    for t in tids.clone() {
+        log += &format!("{t} eventfd2(0, 0 <unfinished ...>\n");
+    }
+    log += &format!("1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = {open_fd}\n");
+    for t in tids {
+        log += &format!("{t} <... eventfd2 resumed>) = {}\n", t + 1);
+    }
+    log
+}
+
+#[test]
+fn more_calls_in_flight_than_the_search_takes_are_undecided() {
+    let s = run_opts(&many_in_flight(70, 73), &known()).stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert!(s.undecided >= 1);
+    // Few enough calls for the search: an impossible result is a mismatch.
+    let s = run_opts(&many_in_flight(10, 13), &known()).stats;
+    assert_eq!((s.total().mismatched, s.undecided), (0, 0));
+    let s = run_opts(&many_in_flight(10, 2), &known()).stats;
+    assert_eq!((s.total().mismatched, s.undecided), (1, 0));
+}
+
+/// A thread's open of a FIFO holds fd 3 while the main thread opens and closes fd 4
+/// `rounds` times; the FIFO's open then returns `fifo_fd`.
+fn fifo_held(rounds: usize, fifo_fd: u32) -> String {
+    let mut log = format!("1 {}\n", THREAD.replace('T', "2"));
+    log += "2 openat(AT_FDCWD, \"/tmp/fifo\", O_RDONLY <unfinished ...>\n";
+    for _ in 0..rounds {
+        log += "1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = 4\n1 close(4) = 0\n";
+    }
+    log += "1 openat(AT_FDCWD, \"/tmp/fifo\", O_WRONLY) = 4\n";
+    log += &format!("2 <... openat resumed>) = {fifo_fd}\n");
+    log
+}
+
+#[test]
+fn a_result_beyond_the_look_ahead_is_undecided() {
+    let rounds = fdtable_replay::replay::LOOKAHEAD_LINES as usize / 2 + 10;
+    let s = run_opts(&fifo_held(rounds, 3), &known()).stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert!(s.undecided >= 1);
+    // Within the look-ahead the held reservation is found, and a wrong result is wrong.
+    let s = run_opts(&fifo_held(10, 3), &known()).stats;
+    assert_eq!((s.total().mismatched, s.undecided), (0, 0));
+    let s = run_opts(&fifo_held(10, 9), &known()).stats;
+    assert!(s.total().mismatched >= 1);
+    assert_eq!(s.undecided, 0);
+}
+
+#[test]
+fn a_real_storm_of_emfile_across_threads_is_not_a_mismatch() {
+    // Red team 32's t4 (5 threads, RLIMIT_NOFILE 14), reduced: linearizable, but beyond
+    // the search's limits.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hostile/threads-emfile-storm.strace"
+    );
+    let opts = Options {
+        initial_fds: Some((0..14).collect()),
+        nofile: Some(14),
+    };
+    let r = replay(&Source::path(path), None, &opts, &mut |_, _| {}).expect("log");
+    let s = r.stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert_eq!(s.errors, 0);
+    assert!(s.undecided >= 1);
+}

@@ -150,7 +150,7 @@ impl Engine {
                 Verdict::Mismatch
             };
             match verdict {
-                Verdict::Mismatch => {
+                Verdict::Mismatch | Verdict::Undecided => {
                     let row = self.stats.row(&c.name);
                     row.checked += 1;
                     row.mismatched += 1;
@@ -412,7 +412,7 @@ impl Engine {
             Verdict::Mismatch
         };
         match verdict {
-            Verdict::Mismatch => {
+            Verdict::Mismatch | Verdict::Undecided => {
                 let row = self.stats.row(&c.name);
                 row.checked += 1;
                 row.mismatched += 1;

@@ -23,6 +23,8 @@ pub(crate) enum Verdict {
     Mismatch,
     Drift,
     Inherited,
+    /// A mismatch unless an order the bounded search could not try explains it.
+    Undecided,
 }
 
 impl Engine {
@@ -114,6 +116,27 @@ impl Engine {
                     });
                 }
             }
+            Verdict::Undecided => {
+                self.stats.undecided += 1;
+                if self.stats.first_undecided.len() < crate::stats::KEEP {
+                    self.stats.first_undecided.push(crate::stats::Mismatch {
+                        line: c.line,
+                        tid: c.tid,
+                        call: format!("{}({})", c.name, crate::parse::join::shorten(&c.args)),
+                        log: chk.expect.to_string(),
+                        library: chk.got.to_string(),
+                    });
+                }
+                let why = self
+                    .undecided
+                    .or_else(|| self.tables.get(ti).and_then(|t| t.unsettled));
+                if let Some(why) = why {
+                    self.stats.note(format!(
+                        "disagreements on a shared table were left undecided: the search {why} \
+                         (reported, not counted)"
+                    ));
+                }
+            }
             Verdict::Inherited => {
                 self.stats.inherited += 1;
                 self.stats.note(format!(
@@ -123,7 +146,13 @@ impl Engine {
                 ));
             }
         }
-        self.resync(ti, s, chk, c.line, verdict == Verdict::Inherited);
+        if verdict == Verdict::Undecided
+            && let Some(t) = self.tables.get_mut(ti)
+        {
+            // The model is a guess until the calls in flight have returned.
+            t.unsettled = self.undecided.or(t.unsettled);
+        }
+        self.resync(ti, s, chk, c.line, verdict);
         false
     }
 
@@ -149,6 +178,9 @@ impl Engine {
         {
             return Verdict::Inherited;
         }
+        if self.undecided.is_some() || t.unsettled.is_some() {
+            return Verdict::Undecided;
+        }
         Verdict::Mismatch
     }
 
@@ -158,13 +190,13 @@ impl Engine {
 
     /// Makes the table agree with the log after a disagreement (P12's rules: a gap was taken
     /// invisibly, a reused number was closed invisibly).
-    fn resync(&mut self, ti: usize, s: &Step, chk: Check, line: u64, inherited: bool) {
+    fn resync(&mut self, ti: usize, s: &Step, chk: Check, line: u64, verdict: Verdict) {
         self.stats.resyncs += 1;
         let Some(t) = self.tables.get_mut(ti) else {
             return;
         };
         let f = &mut t.files;
-        let fill = if inherited {
+        let fill = if verdict == Verdict::Inherited {
             Kind::Inherited
         } else {
             Kind::Opaque
@@ -177,8 +209,10 @@ impl Engine {
                     } else {
                         let _ = f.close_fd(g);
                     }
-                    // Bounded: a corrupt log must not make the replay allocate millions.
-                    if g < want && want - g <= MAX_GAP {
+                    // Bounded: a corrupt log must not make the replay allocate millions. An
+                    // undecided gap is rather held by the calls in flight the search could
+                    // not place: left free for them.
+                    if g < want && want - g <= MAX_GAP && verdict != Verdict::Undecided {
                         for fd in g..want {
                             if f.fd_state(fd) == FdState::Free {
                                 force_install(f, fd, fill, line);

@@ -19,6 +19,21 @@ use crate::decode::{Decoded, Kind, Op, decode};
 use crate::parse::Call;
 use crate::stats::Exactness;
 
+/// What the search for a disagreeing call's place found.
+enum Found {
+    /// An order; it is the linearization now.
+    Order,
+    /// No order of the calls it could consider.
+    None,
+    /// No order, but it could not consider them all: why.
+    Undecided(&'static str),
+}
+
+/// Why a search is undecided when it has more calls to order than it can.
+const TOO_MANY: &str = "had more calls in flight to order than it can consider";
+/// Why a search is undecided when a call in flight returns beyond the look-ahead.
+const BEYOND: &str = "needed the result of a call in flight beyond the look-ahead";
+
 /// Node budget of one search attempt.
 const BUDGET: usize = 4000;
 /// How far back (in placed steps) the search may cut, beyond the first overlapping step.
@@ -89,6 +104,9 @@ impl Engine {
         if concurrent {
             self.lin_apply(ti, c, steps, nofile, look);
         } else {
+            if let Some(t) = self.tables.get_mut(ti) {
+                t.unsettled = None;
+            }
             self.direct(ti, c, &steps, nofile);
         }
         if matches!(
@@ -137,11 +155,20 @@ impl Engine {
         op.returned = true;
         op.result = c.line;
         if op.placed < op.steps.len() && !self.place_at_end(ti, c.id, c.line) {
-            let found = self.search(ti, c.id, look);
-            if !found {
-                self.fail(ti, c);
-                self.maybe_commit(ti);
-                return;
+            match self.search(ti, c.id, look) {
+                Found::Order => {}
+                Found::None => {
+                    self.fail(ti, c);
+                    self.maybe_commit(ti);
+                    return;
+                }
+                Found::Undecided(why) => {
+                    self.undecided = Some(why);
+                    self.fail(ti, c);
+                    self.undecided = None;
+                    self.maybe_commit(ti);
+                    return;
+                }
             }
         }
         // Count the call's checks as placed.
@@ -213,11 +240,15 @@ impl Engine {
         ok
     }
 
-    /// Searches an order for call `x`; on success the new linearization is in place.
-    fn search(&mut self, ti: usize, x: u64, look: &mut dyn Lookahead) -> bool {
-        self.gather_in_flight(ti, x, look);
+    /// Searches an order for call `x`; on success the new linearization is in place. When
+    /// no order was found but the search could not try them all (node budget, too many
+    /// calls, a call in flight whose result is beyond the look-ahead), the answer is
+    /// [`Found::Undecided`].
+    fn search(&mut self, ti: usize, x: u64, look: &mut dyn Lookahead) -> Found {
+        let mut undecided = self.gather_in_flight(ti, x, look);
+        let none = |u: Option<&'static str>| u.map_or(Found::None, Found::Undecided);
         let Some(t) = self.tables.get(ti) else {
-            return false;
+            return Found::None;
         };
         let h = &t.hist;
         let n = h.seq.len();
@@ -237,7 +268,7 @@ impl Engine {
             })
             .unwrap_or(n);
         if c0 == n && in_flight.is_empty() {
-            return false;
+            return none(undecided);
         }
         let mut cuts: Vec<usize> = CUT_BACK.iter().map(|b| c0.saturating_sub(*b)).collect();
         cuts.dedup();
@@ -248,18 +279,15 @@ impl Engine {
             }
             for &cut in &cuts {
                 let Some(t) = self.tables.get(ti) else {
-                    return false;
+                    return Found::None;
                 };
                 let problem = build_problem(&t.hist, cut, x, split);
                 if problem.ops.len() > MAX_OPS {
+                    undecided = Some(TOO_MANY);
                     break;
                 }
                 if self.search_allowance == 0 {
-                    self.stats.note(
-                        "search allowance exhausted: later disagreements on shared tables are \
-                         reported without trying other orders",
-                    );
-                    return false;
+                    return Found::Undecided("allowance for the log was used up");
                 }
                 let mut problem = problem;
                 problem.budget = problem.budget.min(self.search_allowance as usize);
@@ -273,19 +301,28 @@ impl Engine {
                 };
                 self.stats.search_nodes += nodes as u64;
                 self.search_allowance = self.search_allowance.saturating_sub(nodes as u64);
+                if path.is_none() && nodes >= problem.budget {
+                    undecided = Some("ran out of its node budget");
+                }
                 if let Some(path) = path
                     && self.adopt(ti, cut, &problem, &path, x)
                 {
-                    return true;
+                    return Found::Order;
                 }
             }
         }
-        false
+        none(undecided)
     }
 
     /// Adds the table calls still in flight (other tasks of the table inside a call) whose
-    /// results the look-ahead knows.
-    fn gather_in_flight(&mut self, ti: usize, x: u64, look: &mut dyn Lookahead) {
+    /// results the look-ahead knows; says why not if one's result is beyond it.
+    fn gather_in_flight(
+        &mut self,
+        ti: usize,
+        x: u64,
+        look: &mut dyn Lookahead,
+    ) -> Option<&'static str> {
+        let mut beyond = None;
         let wanted: Vec<(u32, u64, usize)> = self
             .tasks
             .iter()
@@ -303,6 +340,9 @@ impl Engine {
                 continue;
             }
             let Some(call) = look.peek(id) else {
+                if look.gave_up() {
+                    beyond = Some(BEYOND);
+                }
                 continue;
             };
             if call.injected {
@@ -348,6 +388,7 @@ impl Engine {
                 );
             }
         }
+        beyond
     }
 
     /// Replays a found order from the cut through the library and makes it the
@@ -444,6 +485,7 @@ impl Engine {
                 t.hist.trim();
             } else {
                 t.hist.commit();
+                t.unsettled = None;
             }
         }
     }

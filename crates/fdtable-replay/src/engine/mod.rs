@@ -12,8 +12,10 @@
 //!
 //! Disagreements are classified: in a table that may change invisibly (io_uring, P12) they
 //! are *drift*; for descriptors that can only have been inherited when the initial state was
-//! assumed they are *inherited* (P10); otherwise they are *mismatches*. Either way the model
-//! is resynchronised to the log, so one error does not cascade.
+//! assumed they are *inherited* (P10); on a shared table whose search ran out of budget,
+//! calls or look-ahead before trying every order they are *undecided* (so are that table's
+//! next ones until its calls in flight have returned); otherwise they are *mismatches*.
+//! Either way the model is resynchronised to the log, so one error does not cascade.
 
 pub mod args;
 pub mod check;
@@ -36,6 +38,12 @@ use table::Table;
 pub trait Lookahead {
     /// The call with this id, once joined.
     fn peek(&mut self, id: u64) -> Option<Call>;
+
+    /// Whether the last `peek` that found nothing stopped at the look-ahead's window (the
+    /// call's result may lie beyond it) rather than at the end of the log.
+    fn gave_up(&self) -> bool {
+        false
+    }
 }
 
 /// A look-ahead that sees nothing (calls in flight cannot be pulled forward).
@@ -191,6 +199,9 @@ pub struct Engine {
     /// Tasks that called exit or exit_group (their table may already be gone: pidfd_getfd
     /// then answers EBADF whatever the descriptor).
     dying: HashSet<u32>,
+    /// Why the disagreements being counted now could not be decided (the search ran out of
+    /// budget, calls or look-ahead): they are then undecided, not mismatches.
+    undecided: Option<&'static str>,
 }
 
 /// Search nodes allowed at the start of a log, and per call replayed.
@@ -216,6 +227,7 @@ impl Engine {
             born_early: HashSet::new(),
             search_allowance: ALLOWANCE_START,
             dying: HashSet::new(),
+            undecided: None,
         }
     }
 

@@ -123,6 +123,10 @@ pub struct Table {
     pub drifting: bool,
     /// A call created descriptors whose numbers the log did not print.
     pub blind: bool,
+    /// A disagreement the search could not decide was resynchronised: until no task of the
+    /// table is inside a call, the model may be wrong and disagreements are undecided too
+    /// (why the first was).
+    pub unsettled: Option<&'static str>,
     /// The linearization history, used while tasks share the table.
     pub hist: History,
     /// The result line of the last call that changed it (or created it).
@@ -137,6 +141,7 @@ impl Table {
             extra: Vec::new(),
             drifting: false,
             blind: false,
+            unsettled: None,
             hist: History::default(),
             changed: 0,
         }
