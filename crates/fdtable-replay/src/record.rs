@@ -1,5 +1,7 @@
 //! `fdtable record`: runs a command under strace as REPORT.md §2 recommends
-//! (`strace -f -s 32 -o LOG -- CMD`), from a clean descriptor set, and writes the meta file.
+//! (`strace -f -s 256 -o LOG -- CMD`), from a clean descriptor set, and writes the meta file.
+//! `-s` limits printed arrays as well as strings: 256 prints every descriptor of an
+//! SCM_RIGHTS message (at most `SCM_MAX_FD`, 253).
 //!
 //! The descriptor set must be clean because strace passes every inherited descriptor to the
 //! tracee (P10): a shell may leak some (here fds 10 and 251). Before spawning, every
@@ -13,7 +15,10 @@ use std::path::Path;
 use std::process::Command;
 
 /// The strace options used (before `-o LOG -- CMD`).
-pub const STRACE_OPTS: [&str; 3] = ["-f", "-s", "32"];
+pub const STRACE_OPTS: [&str; 3] = ["-f", "-s", "256"];
+
+/// `SCM_MAX_FD`: the most descriptors one SCM_RIGHTS message carries.
+pub const SCM_MAX_FD: usize = 253;
 
 /// What a recording produced.
 #[derive(Debug)]
@@ -109,4 +114,20 @@ pub fn nofile_limits() -> Option<(u64, u64)> {
         }
     });
     Some((nums.next()??, nums.next()??))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strace_prints_every_descriptor_of_an_scm_rights_message() {
+        let s = STRACE_OPTS
+            .iter()
+            .position(|&o| o == "-s")
+            .and_then(|i| STRACE_OPTS.get(i + 1))
+            .and_then(|v| v.parse::<usize>().ok())
+            .expect("-s N in STRACE_OPTS");
+        assert!(s >= SCM_MAX_FD, "-s {s}");
+    }
 }

@@ -286,7 +286,10 @@ fn plan_steps(op: &Op, ret: Ret, args: &[u32]) -> Plan {
                     })
                     .collect(),
             ),
-            (Ret::Val(_), None) => Skip("SCM_RIGHTS array truncated (record with a larger -s)"),
+            (Ret::Val(_), None) => Skip(
+                "SCM_RIGHTS array truncated (strace's -s limits arrays too: record with \
+                 `fdtable record`, or strace -s 256 or more)",
+            ),
             _ => Steps(vec![]),
         },
         Op::Clone {
