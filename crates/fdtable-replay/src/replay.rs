@@ -247,6 +247,16 @@ pub fn replay(
             next_tick = stream.current + 8192;
         }
     }
+    if stream.lines_read() != pre.lines {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "the log changed between the two passes ({} lines, then {})",
+                pre.lines,
+                stream.lines_read()
+            ),
+        ));
+    }
     progress(pre.lines, pre.lines);
     let mut stats = engine.finish();
     stats.lines = pre.lines;

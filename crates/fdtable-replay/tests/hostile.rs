@@ -204,3 +204,41 @@ fn a_real_storm_of_emfile_across_threads_is_not_a_mismatch() {
     assert_eq!(s.errors, 0);
     assert!(s.undecided >= 1);
 }
+
+// ---------------------------------------------------------------- D19: logs read twice
+
+#[test]
+fn a_log_that_cannot_be_read_twice_is_refused() {
+    // A pipe or FIFO would be empty on the second pass (and `OK` with 0 calls); a device
+    // is refused the same way, without blocking on an open.
+    let r = replay(&Source::path("/dev/null"), None, &known(), &mut |_, _| {});
+    let err = r.expect_err("not a regular file");
+    assert!(err.to_string().contains("regular file"), "{err}");
+}
+
+#[test]
+fn a_log_that_changes_between_the_passes_is_refused() {
+    let dir = std::env::temp_dir().join(format!("fdtable-replay-grow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let log = dir.join("log.strace");
+    std::fs::write(
+        &log,
+        "1 close(3) = -1 EBADF (Bad file descriptor)\n".repeat(3),
+    )
+    .expect("log");
+    // The progress callback runs between the passes: the log grows meanwhile.
+    let mut grown = false;
+    let r = replay(&Source::path(&log), None, &known(), &mut |_, _| {
+        if !grown {
+            grown = true;
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&log)
+                .expect("log");
+            std::io::Write::write_all(&mut f, b"1 close(4) = 0\n").expect("append");
+        }
+    });
+    std::fs::remove_dir_all(&dir).expect("cleanup");
+    let err = r.expect_err("a log that changed");
+    assert!(err.to_string().contains("changed"), "{err}");
+}

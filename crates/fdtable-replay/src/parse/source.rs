@@ -46,10 +46,20 @@ impl Source {
         }
     }
 
-    /// Opens the log for reading from the start, decompressing gzip.
+    /// Opens the log for reading from the start, decompressing gzip. A path must name a
+    /// regular file: a pipe, FIFO or terminal cannot be read a second time.
     pub fn open(&self) -> io::Result<LineReader> {
         let raw: Box<dyn Read> = match self {
-            Source::Path(p) => Box::new(File::open(p)?),
+            Source::Path(p) => {
+                if !std::fs::metadata(p)?.is_file() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        "not a regular file: the replay reads a log twice, so a pipe or FIFO \
+                         must be saved to a file first",
+                    ));
+                }
+                Box::new(File::open(p)?)
+            }
             Source::Bytes { data, .. } => Box::new(io::Cursor::new(data.clone())),
         };
         let mut r = BufReader::with_capacity(1 << 16, raw);
