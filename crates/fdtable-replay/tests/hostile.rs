@@ -242,3 +242,44 @@ fn a_log_that_changes_between_the_passes_is_refused() {
     let err = r.expect_err("a log that changed");
     assert!(err.to_string().contains("changed"), "{err}");
 }
+
+// ---------------------------------------------------------------- D17, D6: dup sources
+
+#[test]
+fn a_dup_source_the_log_proves_open_is_known_after_the_first_disagreement() {
+    let log = "1 dup2(5, 7) = 7
+               1 close(7) = 0
+               1 dup2(5, 7) = 7
+               1 close(7) = 0
+               1 dup2(5, 7) = 7";
+    let s = run_opts(log, &known()).stats;
+    assert_eq!(s.total().mismatched, 1, "{:#?}", s.first_mismatches);
+    assert_eq!(s.resyncs, 1);
+}
+
+#[test]
+fn with_an_assumed_initial_state_the_dup_family_and_close_infer_inherited_descriptors() {
+    for log in [
+        "1 dup(0) = 11",
+        "1 fcntl(0, F_DUPFD, 5) = 11",
+        "1 close(10) = 0",
+        "1 dup2(10, 20) = 20\n1 dup(10) = 11\n1 close(20) = 0",
+        "1 fstat(10, {st_mode=S_IFREG|0644, st_size=0, ...}) = 0\n1 dup(10) = 11",
+    ] {
+        let s = run_opts(log, &Options::default()).stats;
+        assert_eq!(s.total().mismatched, 0, "{log}: {:#?}", s.first_mismatches);
+        assert!(s.inherited >= 1, "{log}");
+    }
+    // Known initial descriptors: the same results are wrong.
+    for log in ["1 dup(0) = 11", "1 close(10) = 0", "1 dup2(10, 20) = 20"] {
+        let s = run_opts(log, &known()).stats;
+        assert_eq!((s.total().mismatched, s.inherited), (1, 0), "{log}");
+    }
+    // A number the log showed closed is not inherited.
+    let s = run_opts(
+        "1 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3\n1 close(3) = 0\n1 close(3) = 0",
+        &Options::default(),
+    )
+    .stats;
+    assert_eq!((s.total().mismatched, s.inherited), (1, 0));
+}

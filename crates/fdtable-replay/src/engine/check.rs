@@ -140,8 +140,9 @@ impl Engine {
             Verdict::Inherited => {
                 self.stats.inherited += 1;
                 self.stats.note(format!(
-                    "line {}: descriptors below {} were open without a visible creation; \
-                     taken as inherited (no meta file: initial descriptors assumed)",
+                    "line {}: descriptors the call needed (below {}, or its argument) were open \
+                     without a visible creation; taken as inherited (no meta file: initial \
+                     descriptors assumed)",
                     c.line, chk.expect
                 ));
             }
@@ -163,19 +164,7 @@ impl Engine {
         if t.drifting || t.blind {
             return Verdict::Drift;
         }
-        // An allocation that landed above the lowest free number: were the skipped numbers
-        // never seen? Then, with an assumed initial state, they were inherited.
-        if self.init.assumed
-            && let (Step::Alloc { .. } | Step::ReserveAt { .. }, Val::Fd(want), Val::Fd(got)) =
-                (s, chk.expect, chk.got)
-            && got < want
-            // The numbers the log showed, not every number below `want`: the cost is the
-            // log's, not the descriptor's.
-            && self.touched.iter().all(|&fd| {
-                !(got..want).contains(&fd)
-                    || matches!(t.files.fd_state(fd), FdState::Installed { .. })
-            })
-        {
+        if self.init.assumed && self.inherited(t, s, chk) {
             return Verdict::Inherited;
         }
         if self.undecided.is_some() || t.unsettled.is_some() {
@@ -184,8 +173,43 @@ impl Engine {
         Verdict::Mismatch
     }
 
+    /// With an assumed initial state, whether a disagreement is explained by descriptors
+    /// the log never showed being open from the start (P10).
+    fn inherited(&self, t: &super::table::Table, s: &Step, chk: Check) -> bool {
+        let installed = |fd: u32| matches!(t.files.fd_state(fd), FdState::Installed { .. });
+        match (s, chk.expect, chk.got) {
+            // A new descriptor above the lowest free number: were the skipped numbers never
+            // seen? (The numbers the log showed, not every number below `want`: the cost is
+            // the log's, not the descriptor's.)
+            (
+                Step::Alloc { .. } | Step::ReserveAt { .. } | Step::Dup { .. } | Step::DupFd { .. },
+                Val::Fd(want),
+                Val::Fd(got),
+            ) => {
+                got < want
+                    && self.touched.iter().all(|&fd| {
+                        !(got..want).contains(&fd) || !self.touched_before(fd) || installed(fd)
+                    })
+            }
+            // A descriptor used successfully, never seen before.
+            (
+                Step::Dup { fd, .. }
+                | Step::DupFd { fd, .. }
+                | Step::Dup2 { old: fd, .. }
+                | Step::Dup3 { old: fd, .. },
+                Val::Fd(_),
+                Val::Err(fdtable::Errno::EBADF),
+            )
+            | (Step::Close { fd, .. }, Val::Ok, Val::Err(fdtable::Errno::EBADF)) => {
+                !self.touched_before(*fd)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether the log showed `fd` allocated or closed before the current call.
     pub(crate) fn touched_before(&self, fd: u32) -> bool {
-        self.touched.contains(&fd)
+        self.touched.contains(&fd) && !self.fresh.contains(&fd)
     }
 
     /// Makes the table agree with the log after a disagreement (P12's rules: a gap was taken
@@ -236,6 +260,26 @@ impl Engine {
                     && !matches!(s, Step::Dup2 { .. } | Step::Dup3 { .. })
                 {
                     let _ = f.close_fd(g);
+                }
+                // The call succeeded, so its source was open: known from now on.
+                let src = match s {
+                    Step::Dup { fd, .. } | Step::DupFd { fd, .. } => *fd,
+                    Step::Dup2 { old, .. } | Step::Dup3 { old, .. } => *old,
+                    _ => want,
+                };
+                if src != want && !matches!(f.fd_state(src), FdState::Installed { .. }) {
+                    force_install(f, src, fill, line);
+                }
+                if let Val::Fd(g) = got
+                    && g < want
+                    && want - g <= MAX_GAP
+                    && verdict == Verdict::Inherited
+                {
+                    for fd in g..want {
+                        if f.fd_state(fd) == FdState::Free {
+                            force_install(f, fd, fill, line);
+                        }
+                    }
                 }
                 force_install(f, want, Kind::Opaque, line);
             }

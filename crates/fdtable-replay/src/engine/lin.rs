@@ -75,7 +75,7 @@ impl Engine {
             t.changed = c.line;
         }
         for s in &steps {
-            match s {
+            let shown = match s {
                 Step::Alloc {
                     expect: Val::Fd(fd),
                     ..
@@ -84,13 +84,15 @@ impl Engine {
                     expect: Val::Fd(fd),
                     ..
                 }
-                | Step::Close { fd, .. } => {
-                    self.touched.insert(*fd);
-                }
-                Step::Dup2 { new, .. } | Step::Dup3 { new, .. } => {
-                    self.touched.insert(*new);
-                }
-                _ => {}
+                | Step::Close { fd, .. }
+                | Step::Dup2 { new: fd, .. }
+                | Step::Dup3 { new: fd, .. } => Some(*fd),
+                _ => None,
+            };
+            if let Some(fd) = shown
+                && self.touched.insert(fd)
+            {
+                self.fresh.push(fd);
             }
         }
         if steps.is_empty() {

@@ -189,6 +189,8 @@ pub struct Engine {
     root_made: bool,
     /// Descriptor numbers the replay has seen allocated or closed (P10's "never seen").
     touched: HashSet<u32>,
+    /// Of `touched`, the numbers first seen in the call being replayed.
+    fresh: Vec<u32>,
     /// Tables that ever held an io_uring instance.
     drifted: HashSet<usize>,
     /// Clone result lines whose child was created at its own first line (P5).
@@ -223,6 +225,7 @@ impl Engine {
             init,
             root_made: false,
             touched: HashSet::new(),
+            fresh: Vec::new(),
             drifted: HashSet::new(),
             born_early: HashSet::new(),
             search_allowance: ALLOWANCE_START,
@@ -262,6 +265,7 @@ impl Engine {
 
     fn call(&mut self, c: &Call, look: &mut dyn Lookahead) {
         self.stats.calls += 1;
+        self.fresh.clear();
         self.search_allowance = (self.search_allowance + ALLOWANCE_PER_CALL).min(ALLOWANCE_MAX);
         let tid = c.entry_tid;
         self.ensure_task(tid, c.entry_line);
