@@ -283,3 +283,33 @@ fn with_an_assumed_initial_state_the_dup_family_and_close_infer_inherited_descri
     .stats;
     assert_eq!((s.total().mismatched, s.inherited), (1, 0));
 }
+
+// ---------------------------------------------------------------- D7: strace output formats
+
+#[test]
+fn command_names_stack_traces_and_relative_times_are_read() {
+    let log = "
+        100<sh> openat(AT_FDCWD, \"/x\", O_RDONLY) = 3
+         > /usr/lib/x86_64-linux-gnu/libc.so.6(__open64+0x5b) [0x114f1b]
+         > /usr/bin/sh(main+0x2a) [0x5a2a]
+        [pid 100<sh>] dup(3) = 4
+        100 12:00:00.000001 (+     0.000010) close(3) = 0
+        100<sh> 12:00:00.000020 (+     0.000019) close(4) = 0";
+    // (run_opts trims lines; the frames keep their leading space here.)
+    let text: String = log
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let l = l.trim();
+            if l.starts_with('>') {
+                format!(" {l}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let s = run_bytes(text.into_bytes(), &known()).stats;
+    assert_eq!(s.errors, 0, "{:?}", s.first_errors);
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert_eq!(s.total().matched, 4);
+}

@@ -165,6 +165,10 @@ impl Joiner {
     /// Reads physical line `no` (1-based) and appends its events to `out`.
     pub fn push(&mut self, no: u64, text: &str, out: &mut Vec<Event>) {
         let text = text.trim_end_matches(['\n', '\r']);
+        // `-k`: a frame of the stack trace printed after a call.
+        if text.starts_with(" > ") {
+            return;
+        }
         let owned;
         let (no, text, tid, glued) = match self.carry.take() {
             Some((first, mut carried, tid, glued)) => {

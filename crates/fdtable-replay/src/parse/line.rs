@@ -1,7 +1,7 @@
 //! One physical line of an strace log: its task prefix, timestamp and body (P1).
 //!
 //! ```text
-//! [TID | [pid TID]] [TIMESTAMP] BODY [<DURATION>]
+//! [TID | [pid TID]] [TIMESTAMP] [(+RELATIVE)] BODY [<DURATION>]
 //! BODY := name(args) = ret          a complete call
 //!       | name(args <unfinished ...>  the first half of a split call
 //!       | <... name resumed>rest       the second half
@@ -83,32 +83,63 @@ pub const UNFINISHED: &str = " <unfinished ...>";
 pub fn parse_line(line: &str) -> Result<Line<'_>, LineError> {
     let line = line.trim_end_matches(['\n', '\r']);
     let (tid, rest) = prefix(line)?;
-    let rest = skip_brackets(skip_timestamp(rest));
+    let rest = skip_brackets(skip_relative(skip_timestamp(rest)));
     Ok(Line {
         tid,
         body: body(rest)?,
     })
 }
 
-/// Splits off `TID ` or `[pid TID] `.
+/// Splits off `TID ` or `[pid TID] `, either with `-Y`'s command name (`TID<comm> `,
+/// `[pid TID<comm>] `).
 fn prefix(line: &str) -> Result<(Option<u32>, &str), LineError> {
     if let Some(r) = line.strip_prefix("[pid") {
-        let Some(close) = r.find(']') else {
-            return err("unterminated `[pid N]` prefix");
+        let digits = r.trim_start_matches(' ');
+        let n = digits.bytes().take_while(u8::is_ascii_digit).count();
+        let after = match digits[n..].strip_prefix('<') {
+            Some(comm) => comm.find(">]").map(|i| &comm[i + 1..]),
+            None => Some(&digits[n..]),
         };
-        let Ok(tid) = r[..close].trim().parse::<u32>() else {
+        let Some(close) = after.and_then(|a| a.strip_prefix(']')) else {
+            return match r.find(']') {
+                Some(_) => err("bad pid in `[pid N]` prefix"),
+                None => err("unterminated `[pid N]` prefix"),
+            };
+        };
+        let Ok(tid) = digits[..n].parse::<u32>() else {
             return err("bad pid in `[pid N]` prefix");
         };
-        return Ok((Some(tid), r[close + 1..].trim_start_matches(' ')));
+        return Ok((Some(tid), close.trim_start_matches(' ')));
     }
     let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    if digits > 0 && line.as_bytes().get(digits) == Some(&b' ') {
+    let after = match line[digits..].strip_prefix('<') {
+        Some(comm) if digits > 0 => comm.find("> ").map(|i| &comm[i + 1..]),
+        _ => Some(&line[digits..]),
+    };
+    if digits > 0
+        && let Some(after) = after
+        && after.starts_with(' ')
+    {
         let Ok(tid) = line[..digits].parse::<u32>() else {
             return err("task id out of range");
         };
-        return Ok((Some(tid), line[digits..].trim_start_matches(' ')));
+        return Ok((Some(tid), after.trim_start_matches(' ')));
     }
     Ok((None, line.trim_start_matches(' ')))
+}
+
+/// Skips `-r`'s relative time when a `-t` timestamp precedes it: `(+     0.000010) `.
+fn skip_relative(s: &str) -> &str {
+    if let Some(r) = s.strip_prefix("(+")
+        && let Some(close) = r.find(") ")
+        && r[..close]
+            .trim()
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'.')
+    {
+        return r[close + 1..].trim_start_matches(' ');
+    }
+    s
 }
 
 /// Skips a `-t`/`-tt`/`-ttt`/`-r` timestamp: digits with `:` or `.`, then spaces.
@@ -242,6 +273,27 @@ fn exit_line(r: &str) -> Result<Body<'_>, LineError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn command_names_and_relative_times() {
+        // -Y: the command name after the task id; -r with -t/-tt/-ttt: `(+ REL)`.
+        for line in [
+            "12345<sh> close(3) = 0",
+            "[pid 12345<sh>] close(3) = 0",
+            "[pid 12345<a b>c>] close(3) = 0",
+            "12345 12:00:00.000001 (+     0.000010) close(3) = 0",
+            "12345<sh> 1795313722.370745 (+     0.000010) close(3) = 0",
+        ] {
+            let l = parse_line(line).unwrap_or_else(|e| panic!("{line}: {e}"));
+            assert_eq!(l.tid, Some(12345), "{line}");
+            assert!(
+                matches!(l.body, Body::Complete { name: "close", .. }),
+                "{line}"
+            );
+        }
+        assert!(parse_line("[pid 12345<sh] close(3) = 0").is_err());
+        assert!(parse_line("[pid x] close(3) = 0").is_err());
+    }
 
     #[test]
     fn prefixes_and_timestamps() {
