@@ -5,8 +5,9 @@
 //!   (child tid → parent, flags, line; a list per tid for pid reuse) and the line count.
 //! - **Replay**: reads it again; events go to the [`Engine`] in line order. When the search
 //!   needs the result of a call still in flight, [`Stream`] reads ahead (at most
-//!   [`LOOKAHEAD_LINES`] lines) and keeps the events it read for later. Memory is bounded by
-//!   the tasks, the calls in flight and that window, never by the log's length.
+//!   [`LOOKAHEAD_LINES`] lines, [`LOOKAHEAD_BYTES`] bytes) and keeps the events it read for
+//!   later. Memory is bounded by the tasks, the calls in flight and that window, never by the
+//!   log's length.
 
 use crate::decode::{Op, decode};
 use crate::engine::{Birth, Births, Engine, InitState, Lookahead};
@@ -19,6 +20,9 @@ use std::time::Instant;
 
 /// How far the replay reads ahead for the result of a call in flight.
 pub const LOOKAHEAD_LINES: u64 = 50_000;
+/// The most bytes of events the look-ahead keeps (long lines fill it before
+/// [`LOOKAHEAD_LINES`] do).
+pub const LOOKAHEAD_BYTES: usize = 64 << 20;
 
 /// Flags that override the meta file.
 #[derive(Clone, Debug, Default)]
@@ -107,6 +111,8 @@ pub struct Stream {
     joiner: Joiner,
     queue: VecDeque<Event>,
     calls: HashMap<u64, Call>,
+    /// Bytes held by `queue` and `calls` (roughly).
+    held: usize,
     eof: bool,
     /// The line of the last event handed out.
     pub current: u64,
@@ -121,6 +127,7 @@ impl Stream {
             joiner: Joiner::new(),
             queue: VecDeque::new(),
             calls: HashMap::new(),
+            held: 0,
             eof: false,
             current: 0,
             scratch: Vec::new(),
@@ -140,7 +147,9 @@ impl Stream {
             }
         }
         for ev in self.scratch.drain(..) {
+            self.held += size(&ev);
             if let Event::Call(c) = &ev {
+                self.held += size(&ev);
                 self.calls.insert(c.id, c.clone());
             }
             self.queue.push_back(ev);
@@ -157,9 +166,12 @@ impl Stream {
         }
         let ev = self.queue.pop_front();
         if let Some(ev) = &ev {
+            self.held = self.held.saturating_sub(size(ev));
             match ev {
                 Event::Call(c) => {
-                    self.calls.remove(&c.id);
+                    if self.calls.remove(&c.id).is_some() {
+                        self.held = self.held.saturating_sub(size(ev));
+                    }
                     self.current = c.line;
                 }
                 Event::Enter { line, .. }
@@ -185,7 +197,10 @@ impl Lookahead for Stream {
             if let Some(c) = self.calls.get(&id) {
                 return Some(c.clone());
             }
-            if self.eof || self.reader.lines_read() > self.current + LOOKAHEAD_LINES {
+            if self.eof
+                || self.reader.lines_read() > self.current + LOOKAHEAD_LINES
+                || self.held > LOOKAHEAD_BYTES
+            {
                 return None;
             }
             // An I/O error ends the look-ahead; the main loop will see it again.
@@ -197,6 +212,16 @@ impl Lookahead for Stream {
 
     fn gave_up(&self) -> bool {
         !self.eof
+    }
+}
+
+/// About the memory an event holds.
+fn size(ev: &Event) -> usize {
+    64 + match ev {
+        Event::Call(c) => c.name.len() + c.args.len(),
+        Event::Enter { name, partial, .. } => name.len() + partial.len(),
+        Event::Error { msg, .. } => msg.len(),
+        _ => 0,
     }
 }
 

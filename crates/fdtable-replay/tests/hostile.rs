@@ -313,3 +313,23 @@ fn command_names_stack_traces_and_relative_times_are_read() {
     assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
     assert_eq!(s.total().matched, 4);
 }
+
+// ---------------------------------------------------------------- D20: look-ahead memory
+
+#[test]
+fn the_look_ahead_is_bounded_by_bytes_too() {
+    // A thread's eventfd2 in flight; the main thread's open needs its result, which comes
+    // after a few lines that hold more bytes than the look-ahead keeps.
+    let mut log = format!("1 {}\n", THREAD.replace('T', "2"));
+    log += "2 eventfd2(0, 0 <unfinished ...>\n1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = 4\n";
+    let big = "A".repeat(1 << 20);
+    let lines = fdtable_replay::replay::LOOKAHEAD_BYTES / big.len() + 2;
+    for _ in 0..lines {
+        log += &format!("1 write(1, \"{big}\", 1048576) = 1048576\n");
+    }
+    log += "2 <... eventfd2 resumed>) = 3\n";
+    let s = run_bytes(log.into_bytes(), &known()).stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    // The search gave up on the in-flight call rather than keep every line.
+    assert!(s.undecided >= 1);
+}
