@@ -333,3 +333,21 @@ fn the_look_ahead_is_bounded_by_bytes_too() {
     // The search gave up on the in-flight call rather than keep every line.
     assert!(s.undecided >= 1);
 }
+
+// ---------------------------------------------------------------- D18: PID namespaces
+
+#[test]
+fn a_child_in_a_new_pid_namespace_is_linked_to_its_clone() {
+    // `--pidns-translation`: the clone returns the namespace's pid, the prefixes strace's.
+    let log = "1 openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY) = 3
+               1 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 2 /* 7353 in strace's PID NS */
+               7353 dup2(3, 8) = 8
+               7353 +++ exited with 0 +++";
+    let s = run_opts(log, &known()).stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert!(
+        s.notes.iter().all(|n| !n.contains("without a clone")),
+        "{:?}",
+        s.notes
+    );
+}

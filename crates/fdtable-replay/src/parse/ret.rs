@@ -1,6 +1,8 @@
 //! Return values (P1): `0`, `0x1 (flags FD_CLOEXEC)` (hex before decimal), `3</path>`,
 //! `20</memfd:x>(deleted)`, `-1 ENOENT (No such file or directory)`, `? ERESTARTSYS (...)`,
-//! and `?` alone (exit, or a task killed inside the call).
+//! and `?` alone (exit, or a task killed inside the call). A pid translated by
+//! `--pidns-translation` (`2 /* 7353 in strace's PID NS */`) is strace's: the number the
+//! task prefixes use.
 
 use super::line::LineError;
 use super::scan;
@@ -92,6 +94,13 @@ pub fn parse_ret(s: &str) -> Result<Ret, LineError> {
             _ => Ret::unknown_errno(),
         }));
     }
+    // A pid from another namespace, translated to strace's.
+    if let Some(c) = rest.strip_prefix("/* ")
+        && let Some(n) = c.strip_suffix(" in strace's PID NS */")
+        && let Ok(pid) = n.trim().parse::<u32>()
+    {
+        return Ok(Ret::Val(i64::from(pid)));
+    }
     Ok(Ret::Val(v))
 }
 
@@ -133,6 +142,10 @@ mod tests {
         assert_eq!(
             parse_ret("-1 EINPROGRESS (Operation now in progress)").unwrap(),
             Ret::Err(Errno::new(libc::EINPROGRESS))
+        );
+        assert_eq!(
+            parse_ret("2 /* 7353 in strace's PID NS */").unwrap(),
+            Ret::Val(7353)
         );
         assert!(parse_ret("x").is_err());
         assert!(parse_ret("3</never").is_err());
