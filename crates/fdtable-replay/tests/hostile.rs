@@ -159,6 +159,24 @@ fn more_calls_in_flight_than_the_search_takes_are_undecided() {
     assert_eq!((s.total().mismatched, s.undecided), (1, 0));
 }
 
+#[test]
+fn after_an_undecided_result_the_calls_then_in_flight_returning_settle_the_table() {
+    // A thread blocked for good enters after the undecided open: it does not keep the
+    // table unsettled, and a wrong result after the eventfds returned is a mismatch.
+    let base = many_in_flight(70, 73);
+    let split = base.find("1 openat").expect("the open");
+    let split = split + base[split..].find('\n').expect("its end") + 1;
+    let mut log = base[..split].to_string();
+    log += &format!("1 {}\n", THREAD.replace('T', "90"));
+    log += "90 openat(AT_FDCWD, \"/tmp/fifo\", O_RDONLY <unfinished ...>\n";
+    log += &base[split..];
+    log += "1 close(200) = 0\n";
+    let s = run_opts(&log, &known()).stats;
+    assert!(s.undecided >= 1);
+    let lines: Vec<u64> = s.first_mismatches.iter().map(|m| m.line).collect();
+    assert_eq!(lines, vec![214], "{:#?}", s.first_mismatches);
+}
+
 /// A thread's open of a FIFO holds fd 3 while the main thread opens and closes fd 4
 /// `rounds` times; the FIFO's open then returns `fifo_fd`.
 fn fifo_held(rounds: usize, fifo_fd: u32) -> String {

@@ -127,9 +127,11 @@ impl Engine {
                         library: chk.got.to_string(),
                     });
                 }
-                let why = self
-                    .undecided
-                    .or_else(|| self.tables.get(ti).and_then(|t| t.unsettled));
+                let why = self.undecided.or_else(|| {
+                    self.tables
+                        .get(ti)
+                        .and_then(|t| Some(t.unsettled.as_ref()?.0))
+                });
                 if let Some(why) = why {
                     self.stats.note(format!(
                         "disagreements on a shared table were left undecided: the search {why} \
@@ -147,11 +149,16 @@ impl Engine {
                 ));
             }
         }
-        if verdict == Verdict::Undecided
-            && let Some(t) = self.tables.get_mut(ti)
-        {
-            // The model is a guess until the calls in flight have returned.
-            t.unsettled = self.undecided.or(t.unsettled);
+        if verdict == Verdict::Undecided {
+            // The model is a guess until the calls now in flight have returned.
+            let ids = self.in_flight(ti);
+            if let Some(t) = self.tables.get_mut(ti)
+                && !ids.is_empty()
+            {
+                let (why, mut all) = t.unsettled.take().unwrap_or_default();
+                all.extend(ids);
+                t.unsettled = Some((self.undecided.unwrap_or(why), all));
+            }
         }
         self.resync(ti, s, chk, c.line, verdict);
         false
@@ -204,6 +211,30 @@ impl Engine {
                 !self.touched_before(*fd)
             }
             _ => false,
+        }
+    }
+
+    /// The calls in flight on table `ti` that may touch it.
+    pub(crate) fn in_flight(&self, ti: usize) -> Vec<u64> {
+        self.tasks
+            .values()
+            .filter(|t| t.table == ti)
+            .filter_map(|t| t.pending.as_ref())
+            .filter(|p| super::may_touch_table(&p.name))
+            .map(|p| p.id)
+            .collect()
+    }
+
+    /// Ends the table's unsettled state once the calls it waits for have returned.
+    pub(crate) fn settle(&mut self, ti: usize) {
+        let now = self.in_flight(ti);
+        if let Some(t) = self.tables.get_mut(ti)
+            && let Some((_, ids)) = &mut t.unsettled
+        {
+            ids.retain(|id| now.contains(id));
+            if ids.is_empty() {
+                t.unsettled = None;
+            }
         }
     }
 

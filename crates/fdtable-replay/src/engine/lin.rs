@@ -487,9 +487,9 @@ impl Engine {
                 t.hist.trim();
             } else {
                 t.hist.commit();
-                t.unsettled = None;
             }
         }
+        self.settle(ti);
     }
 }
 

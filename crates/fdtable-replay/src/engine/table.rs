@@ -123,10 +123,10 @@ pub struct Table {
     pub drifting: bool,
     /// A call created descriptors whose numbers the log did not print.
     pub blind: bool,
-    /// A disagreement the search could not decide was resynchronised: until no task of the
-    /// table is inside a call, the model may be wrong and disagreements are undecided too
-    /// (why the first was).
-    pub unsettled: Option<&'static str>,
+    /// A disagreement the search could not decide was resynchronised: until the calls then
+    /// in flight on the table have returned, the model may be wrong and disagreements are
+    /// undecided too (why the first was, and those calls' ids).
+    pub unsettled: Option<(&'static str, Vec<u64>)>,
     /// The linearization history, used while tasks share the table.
     pub hist: History,
     /// The result line of the last call that changed it (or created it).
