@@ -820,9 +820,24 @@ fn num(t: &str) -> u64 {
     scan::leading_int(t).map_or(0, |v| v as u64)
 }
 
+/// The two descriptors of `[a, b]`. A number that cannot be a descriptor (above INT_MAX;
+/// negative or past `u32` as `u32::MAX`) is kept beyond any table, so that the plan rejects
+/// the line rather than take the numbers as unprinted.
 fn pair(s: &str) -> Option<[u32; 2]> {
-    match scan::fd_array(s)?.as_slice() {
-        [a, b] => Some([*a, *b]),
+    if let Some(v) = scan::fd_array(s) {
+        return match v.as_slice() {
+            [a, b] => Some([*a, *b]),
+            _ => None,
+        };
+    }
+    let body = scan::inner(s.trim(), b'[', b']')?;
+    let nums: Vec<i64> = scan::split_top(body)?
+        .into_iter()
+        .map(scan::leading_int)
+        .collect::<Option<_>>()?;
+    let fd = |v: i64| u32::try_from(v).unwrap_or(u32::MAX);
+    match nums.as_slice() {
+        [a, b] => Some([fd(*a), fd(*b)]),
         _ => None,
     }
 }

@@ -369,3 +369,23 @@ fn a_child_in_a_new_pid_namespace_is_linked_to_its_clone() {
         s.notes
     );
 }
+
+#[test]
+fn a_pipe_of_numbers_that_cannot_be_descriptors_is_a_bad_line() {
+    for log in [
+        "1 pipe2([2147483648, 5], 0) = 0",
+        "1 pipe2([3, 99999999999], 0) = 0",
+        "1 pipe2([-5, 4], 0) = 0",
+    ] {
+        let s = run_opts(log, &known()).stats;
+        assert_eq!(s.errors, 1, "{log}: {:?}", s.first_errors);
+        assert!(
+            s.notes.iter().all(|n| !n.contains("not printed")),
+            "{:?}",
+            s.notes
+        );
+    }
+    // Unprinted numbers (`-s 0`) are skipped, as before.
+    let s = run_opts("1 pipe2(0x7ffd, 0) = 0", &known()).stats;
+    assert_eq!(s.errors, 0);
+}
