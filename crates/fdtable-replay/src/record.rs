@@ -20,10 +20,20 @@ pub const STRACE_OPTS: [&str; 3] = ["-f", "-s", "256"];
 /// `SCM_MAX_FD`: the most descriptors one SCM_RIGHTS message carries.
 pub const SCM_MAX_FD: usize = 253;
 
+/// A status as a shell gives it: the exit code, or 128 + the signal that killed strace
+/// (strace itself dies by the signal that killed the command).
+fn exit_status(s: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    s.code()
+        .or_else(|| s.signal().map(|n| 128 + n))
+        .unwrap_or(-1)
+}
+
 /// What a recording produced.
 #[derive(Debug)]
 pub struct Recording {
-    /// The command's exit status as strace reported it.
+    /// The command's exit status as strace reported it (128 + N for a command killed by
+    /// signal N).
     pub exit_status: i32,
     /// Lines in the log.
     pub lines: u64,
@@ -54,7 +64,7 @@ pub fn record(cmd: &[String], out: &Path) -> Result<Recording, String> {
         .args(cmd)
         .status()
         .map_err(|e| format!("cannot run strace: {e}"))?;
-    let exit_status = status.code().unwrap_or(-1);
+    let exit_status = exit_status(status);
     let data = std::fs::read(out).map_err(|e| format!("{}: {e}", out.display()))?;
     if data.is_empty() {
         return Err(format!(
@@ -129,5 +139,14 @@ mod tests {
             .and_then(|v| v.parse::<usize>().ok())
             .expect("-s N in STRACE_OPTS");
         assert!(s >= SCM_MAX_FD, "-s {s}");
+    }
+
+    #[test]
+    fn a_command_killed_by_a_signal_has_the_shells_status() {
+        use std::os::unix::process::ExitStatusExt;
+        let killed = std::process::ExitStatus::from_raw(9);
+        assert_eq!(exit_status(killed), 137);
+        let exited = std::process::ExitStatus::from_raw(3 << 8);
+        assert_eq!(exit_status(exited), 3);
     }
 }
