@@ -11,7 +11,7 @@ use crate::record;
 use crate::replay::{Options, Report, replay as replay_one};
 use crate::report;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `fdtable replay`.
@@ -48,6 +48,11 @@ pub struct RecordArgs {
 
 /// Runs `fdtable replay`; returns the process exit code.
 pub fn replay(args: ReplayArgs) -> i32 {
+    replay_to(args, &mut std::io::stdout().lock())
+}
+
+/// Runs `fdtable replay` with its reports written to `out`; returns the exit code.
+pub fn replay_to(args: ReplayArgs, out: &mut dyn Write) -> i32 {
     let opts = Options {
         initial_fds: args.fds.clone(),
         nofile: args.nofile,
@@ -56,7 +61,7 @@ pub fn replay(args: ReplayArgs) -> i32 {
     for log in &args.logs {
         match run_one(log, &opts) {
             Ok(r) => {
-                print_report(&r, args.json);
+                print_report(out, &r, args.json);
                 if !r.clean() {
                     code = code.max(1);
                 }
@@ -70,12 +75,13 @@ pub fn replay(args: ReplayArgs) -> i32 {
     code
 }
 
-fn print_report(r: &Report, json: bool) {
-    if json {
-        println!("{}", report::json(r));
+fn print_report(out: &mut dyn Write, r: &Report, json: bool) {
+    // A closed stdout is not the replay's failure.
+    let _ = if json {
+        writeln!(out, "{}", report::json(r))
     } else {
-        print!("{}", report::text(r));
-    }
+        write!(out, "{}", report::text(r))
+    };
 }
 
 /// Replays one log file with its meta file, showing a progress bar on a terminal.
@@ -128,7 +134,7 @@ pub fn record(args: RecordArgs) -> i32 {
     );
     match run_one(&out, &Options::default()) {
         Ok(r) => {
-            print_report(&r, args.json);
+            print_report(&mut std::io::stdout().lock(), &r, args.json);
             if r.clean() { 0 } else { 1 }
         }
         Err(e) => {
