@@ -68,6 +68,10 @@ pub fn replay_to(args: ReplayArgs, out: &mut dyn Write) -> i32 {
             }
             Err(e) => {
                 eprintln!("fdtable replay: {}: {e}", log.display());
+                if args.json {
+                    // Its object too, so that a consumer of the JSON sees the failure.
+                    let _ = writeln!(out, "{}", report::failure_json(log, &e));
+                }
                 code = 2;
             }
         }

@@ -153,6 +153,16 @@ pub fn text(r: &Report) -> String {
     o
 }
 
+/// The JSON object of a log that could not be replayed at all (unreadable, a bad meta
+/// file): `ok` false and the error.
+pub fn failure_json(log: &std::path::Path, error: &str) -> Value {
+    json!({
+        "log": log.display().to_string(),
+        "ok": false,
+        "error": error,
+    })
+}
+
 /// The JSON object of one log.
 pub fn json(r: &Report) -> Value {
     let s = &r.stats;

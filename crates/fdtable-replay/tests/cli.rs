@@ -140,3 +140,22 @@ fn record_writes_log_and_meta_and_replays_clean() {
     assert!(r.stats.fds_predicted > 0);
     assert_eq!(r.init_from, "meta file");
 }
+
+#[test]
+fn json_has_an_object_for_a_log_that_cannot_be_read() {
+    let d = scratch("json-fail");
+    let good = write(&d, "good.strace", GOOD);
+    let mut out = Vec::new();
+    let code = fdtable_replay::cli::replay_to(args(vec![d.join("missing.strace"), good]), &mut out);
+    assert_eq!(code, 2);
+    let text = String::from_utf8(out).unwrap();
+    let objs: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(objs.len(), 2, "{text}");
+    assert_eq!(objs[0]["ok"], false);
+    assert!(objs[0]["log"].as_str().unwrap().ends_with("missing.strace"));
+    assert!(objs[0]["error"].as_str().is_some_and(|e| !e.is_empty()));
+    assert_eq!(objs[1]["ok"], true);
+}
