@@ -91,7 +91,8 @@ fn print_report(out: &mut dyn Write, r: &Report, json: bool) {
 /// Replays one log file with its meta file, showing a progress bar on a terminal.
 pub fn run_one(log: &Path, opts: &Options) -> Result<Report, String> {
     let meta = meta::load(log)?;
-    let src = Source::path(log);
+    let spooled = Spooled::if_needed(log).map_err(|e| format!("copying the log: {e}"))?;
+    let src = Source::path(spooled.as_ref().map_or(log, |s| s.0.as_path()));
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = ProgressBar::new(0);
         b.set_style(
@@ -116,6 +117,42 @@ pub fn run_one(log: &Path, opts: &Options) -> Result<Report, String> {
         b.finish_and_clear();
     }
     r
+}
+
+/// A log that cannot be read twice (a pipe, `/dev/stdin`, a FIFO, a process substitution),
+/// copied to a private temporary file, which is removed when this is dropped: the replay
+/// reads its log twice (the pre-pass, then the replay), so [`Source::open`] refuses what
+/// cannot be read again, and `fdtable replay <(zcat log.gz)` replays the copy.
+struct Spooled(PathBuf);
+
+impl Spooled {
+    /// `None` for a regular file (or anything that is not there to copy: opening it then
+    /// reports the error).
+    fn if_needed(log: &Path) -> std::io::Result<Option<Spooled>> {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        match std::fs::metadata(log) {
+            Ok(m) if !m.is_file() && !m.is_dir() => {}
+            _ => return Ok(None),
+        }
+        // ORDERING: Relaxed; a counter for unique names, which publishes nothing.
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("fdtable-replay-{}-{n}.log", std::process::id()));
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let mut out = o.open(&path)?;
+        let spooled = Spooled(path);
+        std::io::copy(&mut std::fs::File::open(log)?, &mut out)?;
+        Ok(Some(spooled))
+    }
+}
+
+impl Drop for Spooled {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 /// Runs `fdtable record`; returns the process exit code.

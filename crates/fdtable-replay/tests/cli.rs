@@ -103,6 +103,51 @@ fn text_report_lists_mismatches_with_line_numbers_and_both_values() {
     assert!(text.contains("log 4, library 3"), "{text}");
 }
 
+#[cfg(target_os = "linux")]
+#[test]
+fn a_log_from_a_pipe_is_read_whole_twice() {
+    // The replay reads its log twice; a pipe read again was empty, and a log with a mismatch
+    // replayed as clean (the red team's round 32: `fdtable replay <(zcat log.gz)`). The
+    // library refuses such a log now; the command copies it to a file first.
+    let d = scratch("fifo");
+    let fifo = d.join("bad.strace");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return;
+    }
+    write(
+        &d,
+        "bad.meta.json",
+        r#"{"initial_fds": [0, 1, 2], "rlimit_nofile": [1024, 1024]}"#,
+    );
+    // The writer writes the log once, then ends every later open for reading at once (as
+    // a pipe's writer that has exited), until the replay is done.
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (fifo, done) = (fifo.clone(), done.clone());
+        std::thread::spawn(move || {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::write(&fifo, BAD).unwrap();
+            // ORDERING: SeqCst (more than needed); pairs with the store below; a flag.
+            while !done.load(std::sync::atomic::Ordering::SeqCst) {
+                // O_NONBLOCK: fails (ENXIO) until a reader waits, never blocks.
+                let _ = std::fs::OpenOptions::new()
+                    .write(true)
+                    .custom_flags(libc::O_NONBLOCK)
+                    .open(&fifo);
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        })
+    };
+    let r = run_one(&fifo, &Options::default()).unwrap();
+    // ORDERING: SeqCst (more than needed); pairs with the writer's load.
+    done.store(true, std::sync::atomic::Ordering::SeqCst);
+    writer.join().unwrap();
+    let v = report::json(&r);
+    assert_eq!(v["lines"], 2, "{v}");
+    assert_eq!(v["mismatched"], 1, "{v}");
+}
+
 /// Whether strace can trace here (ptrace may be forbidden in a container).
 fn strace_works() -> bool {
     std::process::Command::new("strace")
