@@ -492,6 +492,25 @@ fn rights_gate_every_call_and_only_narrow() {
     let (e, _) = g.open(sub, "new", 1, Rights::FD_READ.0, 0);
     assert_eq!(e, NOTCAPABLE);
     assert!(!g.dir.path().join("new").exists());
+    // O_TRUNC from a directory without PATH_FILESTAT_SET_SIZE (as Go's `os.Root` opens its
+    // directory): only a descriptor that could truncate the file itself, holding
+    // FD_FILESTAT_SET_SIZE, may truncate at open (the red team's round 34).
+    std::fs::write(g.dir.path().join("f"), b"data").unwrap();
+    let set_size = Rights::FD_FILESTAT_SET_SIZE.0;
+    let (e, root) = g.open(
+        3,
+        ".",
+        2,
+        Rights::DIRECTORY.0 & !Rights::PATH_FILESTAT_SET_SIZE.0,
+        RW | set_size,
+    );
+    assert_eq!(e, 0);
+    let (e, _) = g.open(root, "f", 8, Rights::FD_WRITE.0, 0);
+    assert_eq!(e, NOTCAPABLE, "O_TRUNC without either right");
+    assert_eq!(std::fs::read(g.dir.path().join("f")).unwrap(), b"data");
+    let (e, _) = g.open(root, "f", 8, Rights::FD_WRITE.0 | set_size, 0);
+    assert_eq!(e, 0, "O_TRUNC by a descriptor that may set the size");
+    assert_eq!(std::fs::read(g.dir.path().join("f")).unwrap(), b"");
 }
 
 #[test]

@@ -231,7 +231,11 @@ pub(super) fn path_open(
     if oflags & oflags::CREAT != 0 {
         need = need.union(Rights::PATH_CREATE_FILE);
     }
-    if oflags & oflags::TRUNC != 0 {
+    // O_TRUNC: the directory's `PATH_FILESTAT_SET_SIZE`, unless the new descriptor asks for
+    // `FD_FILESTAT_SET_SIZE`, with which it could truncate the file itself as soon as it is
+    // open (the directory must still hand that right down). Go's `os.Root` opens its
+    // directory without the first and creates files with `O_TRUNC` and the second.
+    if oflags & oflags::TRUNC != 0 && !base.contains(Rights::FD_FILESTAT_SET_SIZE) {
         need = need.union(Rights::PATH_FILESTAT_SET_SIZE);
     }
     let (dir, entry) = ctx.dir(fd, need)?;
