@@ -14,11 +14,13 @@ const IMPORTS: &[(&str, &str)] = &[
     ("environ_sizes_get", "i32 i32"),
     ("clock_time_get", "i32 i64 i32"),
     ("fd_advise", "i32 i64 i64 i32"),
+    ("fd_allocate", "i32 i64 i64"),
     ("fd_close", "i32"),
     ("fd_fdstat_get", "i32 i32"),
     ("fd_fdstat_set_flags", "i32 i32"),
     ("fd_fdstat_set_rights", "i32 i64 i64"),
     ("fd_filestat_get", "i32 i32"),
+    ("fd_filestat_set_size", "i32 i64"),
     ("fd_prestat_get", "i32 i32"),
     ("fd_prestat_dir_name", "i32 i32 i32"),
     ("fd_read", "i32 i32 i32 i32"),
@@ -1317,4 +1319,38 @@ fn directory_opens_combine_flags_as_the_kernels_open() {
     assert_eq!(g.open(3, "d", DIRECTORY | CREAT, r, 0).0, INVAL);
     // O_EXCL without O_CREAT means nothing.
     assert_eq!(g.open(3, "d", DIRECTORY | EXCL, r, 0).0, 0);
+}
+
+#[test]
+fn sizes_past_the_signed_range_are_inval_as_in_linux() {
+    // `ftruncate` and `fallocate` take a signed `loff_t`: a size of 2^63 or more is negative
+    // there, EINVAL (Go's `Truncate(-1)` got `fbig`: the red team's round 34), and so is an
+    // allocation of length 0; an end past the largest size is EFBIG.
+    let mut g = Guest::new();
+    let fd = g.create("f");
+    let set_size = |g: &mut Guest, size: u64| {
+        g.call(
+            "fd_filestat_set_size",
+            &[Val::I32(fd as i32), Val::I64(size as i64)],
+        )
+    };
+    let allocate = |g: &mut Guest, offset: u64, len: u64| {
+        g.call(
+            "fd_allocate",
+            &[
+                Val::I32(fd as i32),
+                Val::I64(offset as i64),
+                Val::I64(len as i64),
+            ],
+        )
+    };
+    assert_eq!(set_size(&mut g, u64::MAX), INVAL);
+    assert_eq!(set_size(&mut g, 1 << 63), INVAL);
+    assert_eq!(set_size(&mut g, 5), 0);
+    assert_eq!(allocate(&mut g, 0, 0), INVAL);
+    assert_eq!(allocate(&mut g, u64::MAX, 1), INVAL);
+    assert_eq!(allocate(&mut g, 0, 1 << 63), INVAL);
+    assert_eq!(allocate(&mut g, i64::MAX as u64, 1), WasiErrno::Fbig as u16);
+    assert_eq!(allocate(&mut g, 0, 10), 0);
+    assert_eq!(std::fs::metadata(g.dir.path().join("f")).unwrap().len(), 10);
 }

@@ -508,16 +508,21 @@ pub(super) fn fd_allocate(
     len: u64,
 ) -> CallResult {
     let (file, _) = ctx.get(fd, Rights::FD_ALLOCATE)?;
+    // `vfs_fallocate`'s order: a negative offset (as the kernel's signed `loff_t`) or a length
+    // that is not positive is EINVAL, an end past the largest size EFBIG, then the file's type.
+    let (Ok(start), Ok(count)) = (i64::try_from(offset), i64::try_from(len)) else {
+        return Err(WasiErrno::Inval.into());
+    };
+    if count == 0 {
+        return Err(WasiErrno::Inval.into());
+    }
+    let end = start.checked_add(count).ok_or(WasiErrno::Fbig)? as u64;
     let f = match &*file {
         Desc::File(f) => f,
         Desc::Dir(_) => return Err(WasiErrno::Isdir.into()),
         _ => return Err(WasiErrno::Spipe.into()),
     };
     // posix_fallocate's visible effect: the file is at least offset + len bytes long.
-    let end = offset.checked_add(len).ok_or(WasiErrno::Fbig)?;
-    if i64::try_from(end).is_err() {
-        return Err(WasiErrno::Fbig.into());
-    }
     if f.file.metadata()?.len() < end {
         f.file.set_len(end)?;
     }

@@ -175,12 +175,13 @@ pub(super) fn fd_filestat_set_size(
     size: u64,
 ) -> CallResult {
     let (file, _) = ctx.get(fd, Rights::FD_FILESTAT_SET_SIZE)?;
+    // `ftruncate`: a negative length (as the kernel's signed `loff_t`), or anything but a
+    // regular file, is EINVAL.
     if i64::try_from(size).is_err() {
-        return Err(WasiErrno::Fbig.into());
+        return Err(WasiErrno::Inval.into());
     }
     match &*file {
         Desc::File(f) => Ok(f.file.set_len(size)?),
-        Desc::Dir(_) => Err(WasiErrno::Isdir.into()),
         _ => Err(WasiErrno::Inval.into()),
     }
 }
