@@ -110,6 +110,54 @@ fn traps_and_unrunnable_programs_are_clear_errors() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--dir"));
 }
 
+/// A guest that recurses `depth` calls deep and exits 0 when the recursion returned; the
+/// guest's stack must hold every frame.
+fn deep_guest(dir: &std::path::Path, depth: u32) -> std::path::PathBuf {
+    write_guest(
+        dir,
+        &format!(
+            r#"(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $exit (param i32)))
+  (memory (export "memory") 1)
+  (func $f (param i32) (result i32)
+    local.get 0
+    i32.eqz
+    if (result i32) i32.const 0
+    else local.get 0 i32.const 1 i32.sub call $f i32.const 1 i32.add end)
+  (func (export "_start") i32.const {depth} call $f i32.const {depth} i32.ne call $exit))"#
+        ),
+    )
+}
+
+#[test]
+fn a_guest_has_the_wasm_stack_gos_runner_asks_for() {
+    // 8 MiB, as Go's wasip1 runner asks of wasmtime: the engine's default (512 KiB) stopped
+    // Go's deep-recursion tests with "wasm call stack exhausted" (the red team's round 34).
+    // 100,000 frames need more than 512 KiB; a million need more than 8 MiB, and trap.
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |depth| {
+        Command::new(FDTABLE)
+            .arg("wasi")
+            .arg(deep_guest(tmp.path(), depth))
+            .output()
+            .unwrap()
+    };
+    let out = run(100_000);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = run(1_000_000);
+    assert_eq!(out.status.code(), Some(134));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("call stack exhausted"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The exit status of `fdtable wasi GUEST` with `stdin` as its standard input.
 fn status_with_stdin(guest: &std::path::Path, stdin: std::process::Stdio) -> Option<i32> {
     let out = Command::new(FDTABLE)

@@ -89,10 +89,28 @@ pub fn wasi(args: WasiArgs) -> i32 {
             return 1;
         }
     };
-    let engine = crate::run::engine();
-    let loaded = crate::run::compile(&engine, &bytes)
-        .and_then(|m| Ok((crate::run::linker(&engine)?, m)))
-        .and_then(|(l, m)| crate::run::run(&l, &m, ctx));
+    // The guest runs on a thread of its own, whose stack holds the wasm stack the engine
+    // allows (`GUEST_WASM_STACK`) and the host's frames around it.
+    let program = args.program.clone();
+    let guest = std::thread::Builder::new()
+        .name("wasi guest".into())
+        .stack_size(GUEST_THREAD_STACK)
+        .spawn(move || {
+            let engine = crate::run::engine_with_stack(GUEST_WASM_STACK)?;
+            let m = crate::run::compile(&engine, &bytes)?;
+            crate::run::run(&crate::run::linker(&engine)?, &m, ctx)
+        });
+    let loaded = match guest.map(|t| t.join()) {
+        Ok(Ok(r)) => r,
+        Ok(Err(_)) => {
+            eprintln!("fdtable wasi: {}: the host panicked", program.display());
+            return 1;
+        }
+        Err(e) => {
+            eprintln!("fdtable wasi: cannot start the guest's thread: {e}");
+            return 1;
+        }
+    };
     match loaded {
         Ok(Outcome::Exit(code)) if code < 126 => code as i32,
         Ok(Outcome::Exit(code)) => {
@@ -112,6 +130,16 @@ pub fn wasi(args: WasiArgs) -> i32 {
         }
     }
 }
+
+/// The wasm stack a guest may use: 8 MiB, what Go's runner for `wasip1` asks of wasmtime
+/// (`-W max-wasm-stack=8388608`; the engine's default, 512 KiB, stops Go's deep-recursion
+/// tests: "wasm call stack exhausted").
+#[cfg(unix)]
+pub const GUEST_WASM_STACK: usize = 8 << 20;
+
+/// The native stack of the guest's thread: the wasm stack and room for the host's frames.
+#[cfg(unix)]
+const GUEST_THREAD_STACK: usize = GUEST_WASM_STACK + (8 << 20);
 
 /// `fdtable wasi` needs a Unix host (Linux, macOS, the BSDs).
 #[cfg(not(unix))]

@@ -41,6 +41,18 @@ pub fn engine() -> Engine {
     Engine::default()
 }
 
+/// An engine whose guests may use `bytes` of wasm stack (the default engine's is 512 KiB).
+/// The guest must run on a thread whose native stack holds that much and the host's frames
+/// around it.
+pub fn engine_with_stack(bytes: usize) -> Result<Engine, LoadError> {
+    let mut config = wasmtime::Config::new();
+    // The engine checks the wasm stack against the fibers' stack of async calls, which this
+    // host does not make: that one is raised with it.
+    config.max_wasm_stack(bytes);
+    config.async_stack_size(bytes.saturating_add(1 << 20));
+    Engine::new(&config).map_err(LoadError::Module)
+}
+
 /// Compiles `bytes` (a binary module; text is refused).
 pub fn compile(engine: &Engine, bytes: &[u8]) -> Result<Module, LoadError> {
     if !bytes.starts_with(b"\0asm") {
