@@ -3,29 +3,10 @@
 //! wrong verdict.
 
 use fdtable_replay::parse::{MAX_LINE_BYTES, Source};
-use fdtable_replay::replay::{Options, Report, replay};
+use fdtable_replay::replay::{Options, replay};
 
-/// The known initial state: 0, 1, 2 open, RLIMIT_NOFILE 1024.
-fn known() -> Options {
-    Options {
-        initial_fds: Some(vec![0, 1, 2]),
-        nofile: Some(1024),
-    }
-}
-
-fn run_bytes(data: Vec<u8>, opts: &Options) -> Report {
-    replay(&Source::bytes("test", data), None, opts, &mut |_, _| {}).expect("in-memory log")
-}
-
-fn run_opts(log: &str, opts: &Options) -> Report {
-    let text: String = log
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(|l| format!("{l}\n"))
-        .collect();
-    run_bytes(text.into_bytes(), opts)
-}
+mod support;
+use support::*;
 
 // ---------------------------------------------------------------- D1: line length
 

@@ -3,33 +3,11 @@
 //! also shows the replay failing when the rule is broken (the log altered so that the rule
 //! matters), so none of them can pass by accident.
 
-use fdtable_replay::parse::Source;
-use fdtable_replay::replay::{Options, Report, replay};
+use fdtable_replay::replay::Options;
 use fdtable_replay::stats::Stats;
 
-/// The known initial state: 0, 1, 2 open, RLIMIT_NOFILE 1024.
-fn known() -> Options {
-    Options {
-        initial_fds: Some(vec![0, 1, 2]),
-        nofile: Some(1024),
-    }
-}
-
-fn run_opts(log: &str, opts: &Options) -> Report {
-    let text: String = log
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .map(|l| format!("{l}\n"))
-        .collect();
-    replay(
-        &Source::bytes("test", text.into_bytes()),
-        None,
-        opts,
-        &mut |_, _| {},
-    )
-    .expect("in-memory log")
-}
+mod support;
+use support::*;
 
 fn run(log: &str) -> Stats {
     run_opts(log, &known()).stats
