@@ -933,6 +933,17 @@ fn unless_blocked<R>(fifo: &std::path::Path, f: impl FnOnce() -> R) -> (R, bool)
 const DIRECTORY: i32 = 2; // oflags
 const NONBLOCK: i32 = 4; // fdflags
 
+/// A guest with a FIFO `fifo` in its directory, opened for reading and writing: a FIFO
+/// opened so has its own writer and never waits in its open. The FIFO's host path and fd.
+fn guest_with_fifo_open() -> (Guest, std::path::PathBuf, u32) {
+    let mut g = Guest::new();
+    let fifo = g.dir.path().join("fifo");
+    mkfifo(&fifo);
+    let (e, fd) = g.open(3, "fifo", 0, RW, 0);
+    assert_eq!(e, 0);
+    (g, fifo, fd)
+}
+
 #[test]
 fn a_directory_open_of_a_fifo_is_notdir_without_waiting_for_a_writer() {
     let mut g = Guest::new();
@@ -952,12 +963,7 @@ fn a_directory_open_of_a_fifo_is_notdir_without_waiting_for_a_writer() {
 
 #[test]
 fn nonblock_set_and_cleared_by_fd_fdstat_set_flags_reaches_the_open_file() {
-    let mut g = Guest::new();
-    let fifo = g.dir.path().join("fifo");
-    mkfifo(&fifo);
-    // Read and write: a FIFO opened so has its own writer and never waits in its open.
-    let (e, fd) = g.open(3, "fifo", 0, RW, 0);
-    assert_eq!(e, 0);
+    let (mut g, fifo, fd) = guest_with_fifo_open();
     let set_flags = |g: &mut Guest, flags: i32| {
         g.call(
             "fd_fdstat_set_flags",
@@ -981,11 +987,7 @@ fn nonblock_set_and_cleared_by_fd_fdstat_set_flags_reaches_the_open_file() {
 
 #[test]
 fn poll_waits_for_a_fifo_whose_writer_is_silent() {
-    let mut g = Guest::new();
-    let fifo = g.dir.path().join("fifo");
-    mkfifo(&fifo);
-    let (e, fd) = g.open(3, "fifo", 0, RW, 0);
-    assert_eq!(e, 0);
+    let (mut g, fifo, fd) = guest_with_fifo_open();
     // FD_READ on the FIFO (userdata 1) and a 20 ms monotonic clock (userdata 2).
     let mut subs = [0u8; 96];
     subs[0..8].copy_from_slice(&1u64.to_le_bytes());
