@@ -76,6 +76,28 @@ pub fn may_touch_table(name: &str) -> bool {
     ) && s.name != "getsockopt"
 }
 
+/// What a call in flight may do to its table before it returns, for deciding whether a
+/// disagreement it overlaps can be its doing: whether it may close or replace descriptors,
+/// and how many numbers it may take or hold meanwhile (`None`: no bound). Conservative: a
+/// call the catalogue does not know may do anything.
+pub fn in_flight_power(name: &str) -> (bool, Option<u32>) {
+    let Some(Some(s)) = index().get(canonical(name)) else {
+        return (true, None);
+    };
+    match s.effect {
+        Effect::None => (matches!(s.name, "exit" | "exit_group"), Some(0)),
+        // Two numbers at most for the pairs (pipe2, socketpair); one for the others.
+        Effect::Create(_) | Effect::CreateIf(..) => (false, Some(2)),
+        Effect::Close | Effect::CloseRange => (true, Some(0)),
+        Effect::Dup | Effect::Fcntl => (false, Some(1)),
+        Effect::Dup2 | Effect::Dup3 => (true, Some(1)),
+        // A pidfd.
+        Effect::Clone | Effect::Clone3 | Effect::Fork | Effect::Vfork => (false, Some(1)),
+        Effect::Ioctl | Effect::Recv { .. } => (false, None),
+        _ => (true, None),
+    }
+}
+
 /// Positions of descriptor arguments of plain calls (P15). `*at` calls are handled by
 /// `decode::uses_at`: their dirfd counts only with a relative or empty path.
 pub fn fd_positions(name: &str) -> Option<&'static [usize]> {

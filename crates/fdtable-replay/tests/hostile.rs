@@ -158,6 +158,76 @@ fn after_an_undecided_result_the_calls_then_in_flight_returning_settle_the_table
     assert_eq!(lines, vec![214], "{:#?}", s.first_mismatches);
 }
 
+/// Red team 35's N3: `threads` threads in an eventfd2 (which can only take numbers) while
+/// fd 3 is open, and the main thread's `line` in their midst.
+fn impossible_among_many(threads: u32, line: &str) -> String {
+    let tids = 2..threads + 2;
+    let mut log: String = tids
+        .clone()
+        .map(|t| format!("1 {}\n", THREAD.replace('T', &t.to_string())))
+        .collect();
+    log += "1 openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY) = 3\n";
+    for t in tids.clone() {
+        log += &format!("{t} eventfd2(0, 0 <unfinished ...>\n");
+    }
+    log += &format!("1 {line}\n");
+    for t in tids {
+        log += &format!("{t} <... eventfd2 resumed>) = {}\n", t + 2);
+    }
+    log
+}
+
+#[test]
+fn results_no_call_in_flight_can_explain_are_mismatches_however_many_are_in_flight() {
+    for threads in [5, 64, 70, 200] {
+        for line in [
+            "dup(0) = 3",
+            "close(3) = -1 EBADF (Bad file descriptor)",
+            "fcntl(3, F_GETFD) = -1 EBADF (Bad file descriptor)",
+            "dup(0) = 900",
+        ] {
+            let s = run_opts(&impossible_among_many(threads, line), &known()).stats;
+            let lines: Vec<u64> = s.first_mismatches.iter().map(|m| m.line).collect();
+            assert!(
+                lines.contains(&(2 * u64::from(threads) + 2)),
+                "{threads} {line}: {lines:?}, undecided {}",
+                s.undecided
+            );
+        }
+    }
+}
+
+#[test]
+fn a_call_blocked_for_good_does_not_hide_later_impossible_results() {
+    // Red team 35's N3b: after an undecided burst, an accept4 that never returns is the only
+    // call in flight; it cannot close fd 3, so `close(3) = EBADF` is a mismatch.
+    let mut log = String::from("1 openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY) = 3\n");
+    log += "1 socket(AF_INET, SOCK_STREAM, IPPROTO_IP) = 4\n1 listen(4, 5) = 0\n";
+    log += &format!("1 {}\n", THREAD.replace('T', "90"));
+    log += "90 accept4(4, NULL, NULL, SOCK_CLOEXEC <unfinished ...>\n";
+    // 70 eventfds in flight, the open gets 76 (undecided), the eventfds 6..75 (fd 5 is the
+    // accept's).
+    for t in 2..72 {
+        log += &format!("1 {}\n", THREAD.replace('T', &t.to_string()));
+    }
+    for t in 2..72 {
+        log += &format!("{t} eventfd2(0, 0 <unfinished ...>\n");
+    }
+    log += "1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = 76\n";
+    for t in 2..72 {
+        log += &format!("{t} <... eventfd2 resumed>) = {}\n", t + 4);
+    }
+    for _ in 0..20 {
+        log += "1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = 77\n1 close(77) = 0\n";
+    }
+    log += "1 close(3) = -1 EBADF (Bad file descriptor)\n";
+    let n = log.lines().count() as u64;
+    let s = run_opts(&log, &known()).stats;
+    assert!(s.undecided >= 1, "{:#?}", s.first_mismatches);
+    let lines: Vec<u64> = s.first_mismatches.iter().map(|m| m.line).collect();
+    assert_eq!(lines, vec![n], "{:#?}", s.first_mismatches);
+}
+
 /// A thread's open of a FIFO holds fd 3 while the main thread opens and closes fd 4
 /// `rounds` times; the FIFO's open then returns `fifo_fd`.
 fn fifo_held(rounds: usize, fifo_fd: u32) -> String {

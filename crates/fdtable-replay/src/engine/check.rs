@@ -91,7 +91,7 @@ impl Engine {
             }
             return true;
         }
-        let verdict = self.verdict(ti, s, chk);
+        let verdict = self.verdict(ti, c.id, s, chk);
         match verdict {
             Verdict::Mismatch => {
                 let row = self.stats.row(&c.name);
@@ -164,7 +164,7 @@ impl Engine {
         false
     }
 
-    fn verdict(&self, ti: usize, s: &Step, chk: Check) -> Verdict {
+    fn verdict(&self, ti: usize, id: u64, s: &Step, chk: Check) -> Verdict {
         let Some(t) = self.tables.get(ti) else {
             return Verdict::Mismatch;
         };
@@ -174,10 +174,94 @@ impl Engine {
         if self.init.assumed && self.inherited(t, s, chk) {
             return Verdict::Inherited;
         }
-        if self.undecided.is_some() || t.unsettled.is_some() {
+        if (self.undecided.is_some() || t.unsettled.is_some()) && self.explainable(ti, id, s, chk) {
             return Verdict::Undecided;
         }
         Verdict::Mismatch
+    }
+
+    /// Whether some other call in flight on table `ti` (or not yet committed in its history)
+    /// could explain the disagreement of call `id`: an EBADF on a descriptor the model holds
+    /// open needs one that may close or replace descriptors; a number above the lowest free,
+    /// ones that may take at least as many numbers as it skipped; and so on. Conservative:
+    /// any case not ruled out is explainable.
+    fn explainable(&self, ti: usize, id: u64, s: &Step, chk: Check) -> bool {
+        let Some(t) = self.tables.get(ti) else {
+            return true;
+        };
+        let mut closer = false;
+        let mut take: Option<u32> = Some(0);
+        let mut add = |c: bool, n: Option<u32>| {
+            closer |= c;
+            take = match (take, n) {
+                (Some(a), Some(b)) => Some(a.saturating_add(b)),
+                _ => None,
+            };
+        };
+        for task in self.tasks.values().filter(|k| k.table == ti) {
+            if let Some(p) = task.pending.as_ref().filter(|p| p.id != id) {
+                let (c, n) = crate::syscalls::in_flight_power(&p.name);
+                add(c, n);
+            }
+        }
+        let entry = t.hist.ops.get(&id).map_or(0, |o| o.entry);
+        for o in t.hist.ops.values() {
+            if o.id == id || (o.returned && o.result < entry) {
+                continue;
+            }
+            for st in &o.steps {
+                match st {
+                    Step::Close { .. } | Step::CloseRange { .. } => add(true, Some(0)),
+                    Step::Dup2 { .. } | Step::Dup3 { .. } => add(true, Some(1)),
+                    Step::Alloc { .. }
+                    | Step::ReserveAt { .. }
+                    | Step::Reserve
+                    | Step::Dup { .. }
+                    | Step::DupFd { .. } => add(false, Some(1)),
+                    _ => {}
+                }
+            }
+        }
+        let installed = |fd: u32| matches!(t.files.fd_state(fd), FdState::Installed { .. });
+        match (s, chk.expect, chk.got) {
+            // Closed meanwhile.
+            (_, Val::Err(fdtable::Errno::EBADF), got) if got != Val::Err(fdtable::Errno::EBADF) => {
+                closer
+            }
+            // Numbers skipped: held meanwhile by others.
+            (
+                Step::Alloc { .. } | Step::ReserveAt { .. } | Step::Dup { .. } | Step::DupFd { .. },
+                Val::Fd(want),
+                Val::Fd(got),
+            ) if got < want => {
+                if installed(want) && !closer {
+                    return false;
+                }
+                let Some(cap) = take else {
+                    return true;
+                };
+                let mut free = 0u32;
+                for fd in got..want {
+                    if t.files.fd_state(fd) == FdState::Free {
+                        free += 1;
+                        if free > cap {
+                            return false;
+                        }
+                    }
+                }
+                true
+            }
+            // A number the model holds open: closed meanwhile.
+            (
+                Step::Alloc { .. } | Step::ReserveAt { .. } | Step::Dup { .. } | Step::DupFd { .. },
+                Val::Fd(want),
+                Val::Fd(_),
+            ) => !installed(want) || closer,
+            // Opened meanwhile, or the table filled meanwhile.
+            (Step::Close { .. }, Val::Ok, Val::Err(fdtable::Errno::EBADF))
+            | (_, Val::Err(fdtable::Errno::EMFILE), Val::Fd(_)) => take != Some(0) || closer,
+            _ => true,
+        }
     }
 
     /// With an assumed initial state, whether a disagreement is explained by descriptors
