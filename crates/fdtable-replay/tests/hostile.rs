@@ -440,3 +440,49 @@ fn a_pipe_of_numbers_that_cannot_be_descriptors_is_a_bad_line() {
     let s = run_opts("1 pipe2(0x7ffd, 0) = 0", &known()).stats;
     assert_eq!(s.errors, 0);
 }
+
+// ---------------------------------------------------------------- N4: failing pairs
+
+/// Red team 35's N4: a pipe2 or socketpair failing with `errno` is in flight while the main
+/// thread's `line` gives EMFILE; fds `0..open` are open, RLIMIT_NOFILE 14.
+fn pair_in_flight(call: &str, errno: &str, open: u32, line: &str) -> (String, Options) {
+    let mut log = format!("1 {}\n", THREAD.replace('T', "2"));
+    log += &format!("2 {call}( <unfinished ...>\n");
+    log += &format!("1 {line}\n");
+    log += &format!("2 <... {call} resumed>0x7f3fc81ede88, 0) = -1 {errno} (x)\n");
+    let opts = Options {
+        initial_fds: Some((0..open).collect()),
+        nofile: Some(14),
+    };
+    (log, opts)
+}
+
+#[test]
+fn a_failing_pair_in_flight_holds_its_first_descriptor_meanwhile() {
+    for call in ["pipe2", "socketpair"] {
+        for line in ["eventfd2(0, 0) = -1 EMFILE (x)", "dup(0) = -1 EMFILE (x)"] {
+            // EMFILE: the first number (13) was held while the second failed.
+            let (log, opts) = pair_in_flight(call, "EMFILE", 13, line);
+            let s = run_opts(&log, &opts).stats;
+            assert_eq!(
+                (s.total().mismatched, s.undecided),
+                (0, 0),
+                "{call} {line}: {:#?}",
+                s.first_mismatches
+            );
+            // EFAULT: both numbers (12, 13) were held before the copy-out failed.
+            let (log, opts) = pair_in_flight(call, "EFAULT", 12, line);
+            let s = run_opts(&log, &opts).stats;
+            assert_eq!(
+                (s.total().mismatched, s.undecided),
+                (0, 0),
+                "{call} {line}: {:#?}",
+                s.first_mismatches
+            );
+            // Control: with two numbers free, one held call cannot fill the table.
+            let (log, opts) = pair_in_flight(call, "EMFILE", 12, line);
+            let s = run_opts(&log, &opts).stats;
+            assert!(s.total().mismatched >= 1, "{call} {line}");
+        }
+    }
+}

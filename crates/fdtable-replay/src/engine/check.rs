@@ -216,6 +216,7 @@ impl Engine {
                     Step::Alloc { .. }
                     | Step::ReserveAt { .. }
                     | Step::Reserve
+                    | Step::TryReserve
                     | Step::Dup { .. }
                     | Step::DupFd { .. } => add(false, Some(1)),
                     _ => {}

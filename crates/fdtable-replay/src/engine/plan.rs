@@ -165,11 +165,19 @@ fn plan_steps(op: &Op, ret: Ret, args: &[u32]) -> Plan {
                 ),
                 None => Skip("descriptor numbers not printed"),
             },
-            Ret::Err(Errno::EMFILE) => one(Step::Full {
-                n: 2,
-                expect: Errno::EMFILE,
-            }),
-            Ret::Err(Errno::EINVAL | Errno::EFAULT) => Steps(vec![]),
+            // The first number is taken if there is one, the second fails, the first is
+            // given back: meanwhile the first was held (red team 35, N4).
+            Ret::Err(Errno::EMFILE) => Steps(vec![
+                Step::TryReserve,
+                Step::Full {
+                    n: 1,
+                    expect: Errno::EMFILE,
+                },
+                Step::Release,
+            ]),
+            // Both numbers are taken before the copy-out fails, then given back.
+            Ret::Err(Errno::EFAULT) => Steps(vec![Step::Reserve, Step::Reserve, Step::Release]),
+            Ret::Err(Errno::EINVAL) => Steps(vec![]),
             Ret::Err(_) if *reserve_first => {
                 Steps(vec![Step::Reserve, Step::Reserve, Step::Release])
             }

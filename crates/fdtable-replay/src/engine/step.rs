@@ -103,6 +103,9 @@ pub enum Step {
     },
     /// Reserve the lowest free fd and hold it (a call that fails after reserving).
     Reserve,
+    /// Reserve the lowest free fd if there is one and hold it: the first fd of a pair whose
+    /// second allocation then fails (EMFILE). A full table is no disagreement.
+    TryReserve,
     /// Give back every fd this call holds (`put_unused_fd`).
     Release,
     /// `n` allocations must fail: the log answered a table error such as EMFILE.
@@ -226,7 +229,7 @@ impl Step {
     /// How many values this step checks when it agrees.
     pub fn counted(&self) -> u32 {
         match self {
-            Step::Reserve | Step::Release | Step::Install { .. } => 0,
+            Step::Reserve | Step::TryReserve | Step::Release | Step::Install { .. } => 0,
             _ => 1,
         }
     }
@@ -289,6 +292,16 @@ impl Step {
                     expect: Val::NotFull,
                     got,
                     counted: !matches!(got, Val::Reserved(_)),
+                }
+            }
+            Step::TryReserve => {
+                if let Ok(fd) = f.alloc_fd(0, nofile, 0) {
+                    held.push(fd);
+                }
+                Check {
+                    expect: Val::Ok,
+                    got: Val::Ok,
+                    counted: false,
                 }
             }
             Step::Release => {
