@@ -77,8 +77,8 @@ pub fn may_touch_table(name: &str) -> bool {
 }
 
 /// What a call in flight may do to its table before it returns, for deciding whether a
-/// disagreement it overlaps can be its doing: whether it may close or replace descriptors,
-/// and how many numbers it may take or hold meanwhile (`None`: no bound). Conservative: a
+/// disagreement it overlaps can be its doing: whether it may close, replace or install at a
+/// number of its choosing (dup2, F_DUPFD), and how many numbers it may take or hold meanwhile (`None`: no bound). Conservative: a
 /// call the catalogue does not know may do anything.
 pub fn in_flight_power(name: &str) -> (bool, Option<u32>) {
     let Some(Some(s)) = index().get(canonical(name)) else {
@@ -89,7 +89,9 @@ pub fn in_flight_power(name: &str) -> (bool, Option<u32>) {
         // Two numbers at most for the pairs (pipe2, socketpair); one for the others.
         Effect::Create(_) | Effect::CreateIf(..) => (false, Some(2)),
         Effect::Close | Effect::CloseRange => (true, Some(0)),
-        Effect::Dup | Effect::Fcntl => (false, Some(1)),
+        Effect::Dup => (false, Some(1)),
+        // F_DUPFD installs at any number it is given: like dup2 for what it may explain.
+        Effect::Fcntl => (true, Some(1)),
         Effect::Dup2 | Effect::Dup3 => (true, Some(1)),
         // A pidfd.
         Effect::Clone | Effect::Clone3 | Effect::Fork | Effect::Vfork => (false, Some(1)),

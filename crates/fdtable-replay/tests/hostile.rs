@@ -486,3 +486,47 @@ fn a_failing_pair_in_flight_holds_its_first_descriptor_meanwhile() {
         }
     }
 }
+
+// ---------------------------------------------------------------- N10: blocked for good
+
+/// Red team 35's N10: a thread blocks for good in `blocked` (on listening socket 3) while
+/// the main thread opens a file and gets `open_fd`; then the process exits (`exits`) or the
+/// log just ends.
+fn blocked_for_good(blocked: &str, open_fd: u32, exits: bool) -> String {
+    let mut log = String::from("1 socket(AF_INET, SOCK_STREAM, IPPROTO_IP) = 3\n");
+    log += "1 listen(3, 5) = 0\n";
+    log += &format!("1 {}\n", THREAD.replace('T', "2"));
+    log += &format!("2 {blocked} <unfinished ...>\n");
+    log += &format!("1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = {open_fd}\n");
+    if exits {
+        log += "1 exit_group(0) = ?\n";
+        let name = blocked.split('(').next().unwrap_or("");
+        log += &format!("2 <... {name} resumed>) = ?\n");
+        log += "2 +++ exited with 0 +++\n1 +++ exited with 0 +++\n";
+    }
+    log
+}
+
+#[test]
+fn a_reserve_first_call_that_never_returns_held_its_number() {
+    for blocked in [
+        "accept4(3, NULL, NULL, SOCK_CLOEXEC",
+        "openat(AT_FDCWD, \"/tmp/fifo\", O_RDONLY",
+    ] {
+        for exits in [true, false] {
+            // The blocked call reserved 4 at entry: the open got 5.
+            let s = run_opts(&blocked_for_good(blocked, 5, exits), &known()).stats;
+            assert_eq!(
+                (s.total().mismatched, s.undecided),
+                (0, 0),
+                "{blocked} {exits}: {:#?}",
+                s.first_mismatches
+            );
+            // Or it had not yet: 4. But never 6.
+            let s = run_opts(&blocked_for_good(blocked, 4, exits), &known()).stats;
+            assert_eq!((s.total().mismatched, s.undecided), (0, 0), "{blocked}");
+            let s = run_opts(&blocked_for_good(blocked, 6, exits), &known()).stats;
+            assert_eq!(s.total().mismatched, 1, "{blocked} {exits}");
+        }
+    }
+}

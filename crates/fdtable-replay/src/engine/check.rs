@@ -212,13 +212,14 @@ impl Engine {
             for st in &o.steps {
                 match st {
                     Step::Close { .. } | Step::CloseRange { .. } => add(true, Some(0)),
-                    Step::Dup2 { .. } | Step::Dup3 { .. } => add(true, Some(1)),
+                    Step::Dup2 { .. } | Step::Dup3 { .. } | Step::DupFd { .. } => {
+                        add(true, Some(1))
+                    }
                     Step::Alloc { .. }
                     | Step::ReserveAt { .. }
                     | Step::Reserve
                     | Step::TryReserve
-                    | Step::Dup { .. }
-                    | Step::DupFd { .. } => add(false, Some(1)),
+                    | Step::Dup { .. } => add(false, Some(1)),
                     _ => {}
                 }
             }
@@ -258,9 +259,25 @@ impl Engine {
                 Val::Fd(want),
                 Val::Fd(_),
             ) => !installed(want) || closer,
-            // Opened meanwhile, or the table filled meanwhile.
-            (Step::Close { .. }, Val::Ok, Val::Err(fdtable::Errno::EBADF))
-            | (_, Val::Err(fdtable::Errno::EMFILE), Val::Fd(_)) => take != Some(0) || closer,
+            // Installed meanwhile: by a dup2 or F_DUPFD, or by creators taking the lowest
+            // free numbers up to it.
+            (Step::Close { fd, .. }, Val::Ok, Val::Err(fdtable::Errno::EBADF)) => {
+                let Some(cap) = take else {
+                    return true;
+                };
+                let mut free = 0u32;
+                for n in 0..*fd {
+                    if t.files.fd_state(n) == FdState::Free {
+                        free += 1;
+                        if free >= cap {
+                            return closer;
+                        }
+                    }
+                }
+                closer || free < cap
+            }
+            // The table filled meanwhile.
+            (_, Val::Err(fdtable::Errno::EMFILE), Val::Fd(_)) => take != Some(0) || closer,
             _ => true,
         }
     }

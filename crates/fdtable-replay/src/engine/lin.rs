@@ -34,6 +34,8 @@ const TOO_MANY: &str = "had more calls in flight to order than it can consider";
 /// Why a search is undecided when a call in flight returns beyond the look-ahead.
 const BEYOND: &str = "needed the result of a call in flight beyond the look-ahead";
 
+/// The result line of a call the log never shows returning.
+const NEVER: u64 = u64::MAX / 2;
 /// Node budget of one search attempt.
 const BUDGET: usize = 4000;
 /// How far back (in placed steps) the search may cut, beyond the first overlapping step.
@@ -325,15 +327,34 @@ impl Engine {
         look: &mut dyn Lookahead,
     ) -> Option<&'static str> {
         let mut beyond = None;
-        let wanted: Vec<(u32, u64, usize)> = self
+        let wanted: Vec<(u32, &super::Pending, usize)> = self
             .tasks
             .iter()
             .filter(|(_, t)| t.table == ti)
             .filter_map(|(&tid, t)| t.pending.as_ref().map(|p| (tid, p, t.group)))
             .filter(|(_, p, _)| p.id != x && may_touch_table(&p.name))
-            .map(|(tid, p, g)| (tid, p.id, g))
             .collect();
-        for (tid, id, group) in wanted {
+        // A call whose result the log never shows (it ends first) is taken as returning
+        // nothing at its end: a reserve-first call then held its number from its entry on
+        // (red team 35, N10).
+        let wanted: Vec<(u32, u64, usize, Call)> = wanted
+            .into_iter()
+            .map(|(tid, p, g)| {
+                let never = Call {
+                    id: p.id,
+                    tid,
+                    entry_tid: tid,
+                    entry_line: p.entry,
+                    line: NEVER,
+                    name: p.name.clone(),
+                    args: p.partial.clone(),
+                    ret: crate::parse::Ret::Unknown,
+                    injected: false,
+                };
+                (tid, p.id, g, never)
+            })
+            .collect();
+        for (tid, id, group, never) in wanted {
             if self
                 .tables
                 .get(ti)
@@ -341,11 +362,13 @@ impl Engine {
             {
                 continue;
             }
-            let Some(call) = look.peek(id) else {
-                if look.gave_up() {
+            let call = match look.peek(id) {
+                Some(call) => call,
+                None if look.gave_up() => {
                     beyond = Some(BEYOND);
+                    continue;
                 }
-                continue;
+                None => never,
             };
             if call.injected {
                 continue;

@@ -53,6 +53,11 @@ impl Lookahead for NoLookahead {
     fn peek(&mut self, _id: u64) -> Option<Call> {
         None
     }
+
+    /// Any result may lie beyond it (a call in flight is not taken as never returning).
+    fn gave_up(&self) -> bool {
+        true
+    }
 }
 
 /// How the root process started (P10, P11).
@@ -100,6 +105,10 @@ pub struct Pending {
     pub name: String,
     /// Descriptor arguments that were open at entry.
     pub open_at_entry: Vec<u32>,
+    /// Entry line.
+    pub entry: u64,
+    /// The arguments printed at entry (for a call whose result the log never shows).
+    pub partial: String,
 }
 
 /// A traced task.
@@ -251,6 +260,8 @@ impl Engine {
                         id,
                         name,
                         open_at_entry,
+                        entry: line,
+                        partial,
                     });
                 }
             }

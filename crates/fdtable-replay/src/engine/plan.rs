@@ -143,6 +143,11 @@ fn plan_steps(op: &Op, ret: Ret, args: &[u32]) -> Plan {
                     Steps(vec![Step::Reserve, Step::Release])
                 }
                 (Ret::Err(_) | Ret::Restart, Alloc::CreateFirst | Alloc::Ioctl) => Steps(vec![]),
+                // The task died blocked in the call (an accept, a FIFO's open): the number
+                // it reserved at entry was held until then (red team 35, N10).
+                (Ret::Unknown, Alloc::ReserveFirst | Alloc::Accept) => {
+                    Steps(vec![Step::Reserve, Step::Release])
+                }
                 (Ret::Unknown, _) => Skip("no result (the task died in the call)"),
             }
         }
