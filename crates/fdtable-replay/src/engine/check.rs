@@ -91,7 +91,7 @@ impl Engine {
             }
             return true;
         }
-        let verdict = self.verdict(ti, c.id, s, chk);
+        let verdict = self.verdict(ti, c, s, chk);
         match verdict {
             Verdict::Mismatch => {
                 let row = self.stats.row(&c.name);
@@ -164,7 +164,7 @@ impl Engine {
         false
     }
 
-    fn verdict(&self, ti: usize, id: u64, s: &Step, chk: Check) -> Verdict {
+    fn verdict(&self, ti: usize, c: &Call, s: &Step, chk: Check) -> Verdict {
         let Some(t) = self.tables.get(ti) else {
             return Verdict::Mismatch;
         };
@@ -174,7 +174,7 @@ impl Engine {
         if self.init.assumed && self.inherited(t, s, chk) {
             return Verdict::Inherited;
         }
-        if (self.undecided.is_some() || t.unsettled.is_some()) && self.explainable(ti, id, s, chk) {
+        if (self.undecided.is_some() || t.unsettled.is_some()) && self.explainable(ti, c, s, chk) {
             return Verdict::Undecided;
         }
         Verdict::Mismatch
@@ -185,10 +185,16 @@ impl Engine {
     /// open needs one that may close or replace descriptors; a number above the lowest free,
     /// ones that may take at least as many numbers as it skipped; and so on. Conservative:
     /// any case not ruled out is explainable.
-    fn explainable(&self, ti: usize, id: u64, s: &Step, chk: Check) -> bool {
+    fn explainable(&self, ti: usize, c: &Call, s: &Step, chk: Check) -> bool {
         let Some(t) = self.tables.get(ti) else {
             return true;
         };
+        // A call that was itself in flight may be placed anywhere in its window, around
+        // calls that have returned since (and whose history the search has given up).
+        if c.entry_line < c.line {
+            return true;
+        }
+        let id = c.id;
         let mut closer = false;
         let mut take: Option<u32> = Some(0);
         let mut add = |c: bool, n: Option<u32>| {
