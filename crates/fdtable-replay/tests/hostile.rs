@@ -553,3 +553,24 @@ fn a_call_itself_in_flight_past_the_search_limits_stays_undecided() {
     let s = run_opts(&log, &known()).stats;
     assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
 }
+
+// ---------------------------------------------------------------- N2: resync after undecided
+
+#[test]
+fn an_undecided_open_of_a_number_a_close_in_flight_frees_does_not_lose_it() {
+    // Red team 35's N2 (t19, reduced): line 168's open of 3 is undecided while the close of
+    // 3 (lines 167-169) is in flight; that close happened first, and its result must not
+    // close the 3 the open took: line 175's close(3) = 0 is right.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/hostile/n2-resync-after-undecided.strace"
+    );
+    let opts = Options {
+        initial_fds: Some((0..6).collect()),
+        nofile: Some(20000),
+    };
+    let r = replay(&Source::path(path), None, &opts, &mut |_, _| {}).expect("log");
+    let s = r.stats;
+    assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
+    assert!(s.undecided >= 1);
+}

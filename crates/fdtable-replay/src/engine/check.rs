@@ -351,10 +351,59 @@ impl Engine {
         self.touched.contains(&fd) && !self.fresh.contains(&fd)
     }
 
+    /// An undecided result took `want`, which the model holds open: if a close of `want` is
+    /// in flight, it happened first. Its effect is marked as placed, so that its result does
+    /// not close the descriptor the resync installed (red team 35, N2).
+    fn closed_by_pending(&mut self, ti: usize, want: u32) {
+        let Some((tid, id, entry)) = self.tasks.iter().find_map(|(&tid, t)| {
+            let p = t.pending.as_ref()?;
+            let fd = p.partial.split([',', '<']).next()?;
+            (t.table == ti && p.name == "close" && fd.trim().parse::<u32>().ok() == Some(want))
+                .then_some((tid, p.id, p.entry))
+        }) else {
+            return;
+        };
+        let nofile = self.init.nofile;
+        let Some(t) = self.tables.get_mut(ti) else {
+            return;
+        };
+        let op = t.hist.ops.entry(id).or_insert_with(|| super::table::LinOp {
+            id,
+            tid,
+            entry,
+            result: u64::MAX / 2,
+            returned: false,
+            steps: vec![Step::Close {
+                fd: want,
+                expect: Val::Ok,
+            }],
+            nofile,
+            base_placed: 0,
+            base_held: Vec::new(),
+            placed: 0,
+            held: Vec::new(),
+            checks: vec![None],
+            exactness: Exactness::Exact,
+            reordered: false,
+        });
+        op.placed = op.steps.len();
+        op.base_placed = op.placed;
+        op.checks = vec![None; op.steps.len()];
+    }
+
     /// Makes the table agree with the log after a disagreement (P12's rules: a gap was taken
     /// invisibly, a reused number was closed invisibly).
     fn resync(&mut self, ti: usize, s: &Step, chk: Check, line: u64, verdict: Verdict) {
         self.stats.resyncs += 1;
+        if verdict == Verdict::Undecided
+            && let (Step::Alloc { .. } | Step::ReserveAt { .. }, Val::Fd(want)) = (s, chk.expect)
+            && self
+                .tables
+                .get(ti)
+                .is_some_and(|t| matches!(t.files.fd_state(want), FdState::Installed { .. }))
+        {
+            self.closed_by_pending(ti, want);
+        }
         let Some(t) = self.tables.get_mut(ti) else {
             return;
         };
