@@ -8,6 +8,20 @@ use fdtable_replay::replay::{Options, replay};
 mod support;
 use support::*;
 
+/// Replays `tests/data/hostile/NAME` from `initial` descriptors 0..initial under `nofile`.
+fn run_hostile_log(name: &str, initial: u32, nofile: u64) -> fdtable_replay::stats::Stats {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/hostile")
+        .join(name);
+    let opts = Options {
+        initial_fds: Some((0..initial).collect()),
+        nofile: Some(nofile),
+    };
+    replay(&Source::path(path), None, &opts, &mut |_, _| {})
+        .expect("log")
+        .stats
+}
+
 // ---------------------------------------------------------------- D1: line length
 
 #[test]
@@ -259,16 +273,7 @@ fn a_result_beyond_the_look_ahead_is_undecided() {
 fn a_real_storm_of_emfile_across_threads_is_not_a_mismatch() {
     // Red team 32's t4 (5 threads, RLIMIT_NOFILE 14), reduced: linearizable, but beyond
     // the search's limits.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/hostile/threads-emfile-storm.strace"
-    );
-    let opts = Options {
-        initial_fds: Some((0..14).collect()),
-        nofile: Some(14),
-    };
-    let r = replay(&Source::path(path), None, &opts, &mut |_, _| {}).expect("log");
-    let s = r.stats;
+    let s = run_hostile_log("threads-emfile-storm.strace", 14, 14);
     assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
     assert_eq!(s.errors, 0);
     assert!(s.undecided >= 1);
@@ -561,16 +566,7 @@ fn an_undecided_open_of_a_number_a_close_in_flight_frees_does_not_lose_it() {
     // Red team 35's N2 (t19, reduced): line 168's open of 3 is undecided while the close of
     // 3 (lines 167-169) is in flight; that close happened first, and its result must not
     // close the 3 the open took: line 175's close(3) = 0 is right.
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/hostile/n2-resync-after-undecided.strace"
-    );
-    let opts = Options {
-        initial_fds: Some((0..6).collect()),
-        nofile: Some(20000),
-    };
-    let r = replay(&Source::path(path), None, &opts, &mut |_, _| {}).expect("log");
-    let s = r.stats;
+    let s = run_hostile_log("n2-resync-after-undecided.strace", 6, 20000);
     assert_eq!(s.total().mismatched, 0, "{:#?}", s.first_mismatches);
     assert!(s.undecided >= 1);
 }
