@@ -78,8 +78,8 @@ pub fn may_touch_table(name: &str) -> bool {
 
 /// What a call in flight may do to its table before it returns, for deciding whether a
 /// disagreement it overlaps can be its doing: whether it may close, replace or install at a
-/// number of its choosing (dup2, F_DUPFD), and how many numbers it may take or hold meanwhile (`None`: no bound). Conservative: a
-/// call the catalogue does not know may do anything.
+/// number of its choosing (dup2, F_DUPFD), and how many numbers it may take or hold meanwhile
+/// (`None`: no bound). Conservative: a call the catalogue does not know may do anything.
 pub fn in_flight_power(name: &str) -> (bool, Option<u32>) {
     let Some(Some(s)) = index().get(canonical(name)) else {
         return (true, None);
