@@ -124,22 +124,31 @@ fn injected_calls_change_nothing_and_are_skipped() {
 
 const THREAD: &str = "clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM, exit_signal=0} => {parent_tid=[T]}, 88) = T";
 
-/// `threads` threads each in an eventfd2 (from `3 + i` on), while the main thread opens a
-/// file and gets `open_fd`.
-fn many_in_flight(threads: u32, open_fd: u32) -> String {
-    let mut log = String::new();
+/// `threads` threads each in an eventfd2, the main thread's `line` in their midst (after
+/// `setup`, its own lines before the eventfds enter), then the eventfds' results, from
+/// `first` on.
+fn eventfds_around(threads: u32, setup: &str, line: &str, first: u32) -> String {
     let tids = 2..threads + 2;
-    for t in tids.clone() {
-        log += &format!("1 {}\n", THREAD.replace('T', &t.to_string()));
-    }
+    let mut log: String = tids
+        .clone()
+        .map(|t| format!("1 {}\n", THREAD.replace('T', &t.to_string())))
+        .collect();
+    log += setup;
     for t in tids.clone() {
         log += &format!("{t} eventfd2(0, 0 <unfinished ...>\n");
     }
-    log += &format!("1 openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = {open_fd}\n");
-    for t in tids {
-        log += &format!("{t} <... eventfd2 resumed>) = {}\n", t + 1);
+    log += &format!("1 {line}\n");
+    for (i, t) in tids.enumerate() {
+        log += &format!("{t} <... eventfd2 resumed>) = {}\n", first + i as u32);
     }
     log
+}
+
+/// `threads` threads each in an eventfd2 (from 3 on), while the main thread opens a file
+/// and gets `open_fd`.
+fn many_in_flight(threads: u32, open_fd: u32) -> String {
+    let open = format!("openat(AT_FDCWD, \"/dev/null\", O_RDONLY) = {open_fd}");
+    eventfds_around(threads, "", &open, 3)
 }
 
 #[test]
@@ -175,20 +184,8 @@ fn after_an_undecided_result_the_calls_then_in_flight_returning_settle_the_table
 /// Red team 35's N3: `threads` threads in an eventfd2 (which can only take numbers) while
 /// fd 3 is open, and the main thread's `line` in their midst.
 fn impossible_among_many(threads: u32, line: &str) -> String {
-    let tids = 2..threads + 2;
-    let mut log: String = tids
-        .clone()
-        .map(|t| format!("1 {}\n", THREAD.replace('T', &t.to_string())))
-        .collect();
-    log += "1 openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY) = 3\n";
-    for t in tids.clone() {
-        log += &format!("{t} eventfd2(0, 0 <unfinished ...>\n");
-    }
-    log += &format!("1 {line}\n");
-    for t in tids {
-        log += &format!("{t} <... eventfd2 resumed>) = {}\n", t + 2);
-    }
-    log
+    let setup = "1 openat(AT_FDCWD, \"/etc/passwd\", O_RDONLY) = 3\n";
+    eventfds_around(threads, setup, line, 4)
 }
 
 #[test]

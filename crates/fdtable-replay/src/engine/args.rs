@@ -420,15 +420,7 @@ impl Engine {
             }
             Verdict::Drift => {
                 self.stats.drift += 1;
-                if self.stats.first_drift.len() < crate::stats::KEEP {
-                    self.stats.first_drift.push(crate::stats::Mismatch {
-                        line: c.line,
-                        tid: c.tid,
-                        call: format!("{}({})", c.name, crate::parse::join::shorten(&c.args)),
-                        log,
-                        library: lib,
-                    });
-                }
+                super::tasks::keep(&mut self.stats.first_drift, c, log, lib);
             }
             Verdict::Inherited => {
                 self.unchecked(UNKNOWN_FD);

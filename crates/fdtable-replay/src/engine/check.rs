@@ -106,27 +106,21 @@ impl Engine {
             }
             Verdict::Drift => {
                 self.stats.drift += 1;
-                if self.stats.first_drift.len() < crate::stats::KEEP {
-                    self.stats.first_drift.push(crate::stats::Mismatch {
-                        line: c.line,
-                        tid: c.tid,
-                        call: format!("{}({})", c.name, crate::parse::join::shorten(&c.args)),
-                        log: chk.expect.to_string(),
-                        library: chk.got.to_string(),
-                    });
-                }
+                super::tasks::keep(
+                    &mut self.stats.first_drift,
+                    c,
+                    chk.expect.to_string(),
+                    chk.got.to_string(),
+                );
             }
             Verdict::Undecided => {
                 self.stats.undecided += 1;
-                if self.stats.first_undecided.len() < crate::stats::KEEP {
-                    self.stats.first_undecided.push(crate::stats::Mismatch {
-                        line: c.line,
-                        tid: c.tid,
-                        call: format!("{}({})", c.name, crate::parse::join::shorten(&c.args)),
-                        log: chk.expect.to_string(),
-                        library: chk.got.to_string(),
-                    });
-                }
+                super::tasks::keep(
+                    &mut self.stats.first_undecided,
+                    c,
+                    chk.expect.to_string(),
+                    chk.got.to_string(),
+                );
                 let why = self.undecided.or_else(|| {
                     self.tables
                         .get(ti)

@@ -509,15 +509,22 @@ impl Engine {
 
     /// Records a mismatch (counted by the caller).
     pub(crate) fn push_mismatch(&mut self, c: &Call, log: String, library: String, _why: &str) {
-        if self.stats.first_mismatches.len() < crate::stats::KEEP {
-            self.stats.first_mismatches.push(Mismatch {
-                line: c.line,
-                tid: c.tid,
-                call: format!("{}({})", c.name, shorten(&c.args)),
-                log,
-                library,
-            });
-        }
+        keep(&mut self.stats.first_mismatches, c, log, library);
+    }
+}
+
+/// Records call `c`'s disagreement (the log's value and the library's) in `list`, one of the
+/// report's first mismatches, drifts or undecided results, while it holds fewer than
+/// [`crate::stats::KEEP`].
+pub(crate) fn keep(list: &mut Vec<Mismatch>, c: &Call, log: String, library: String) {
+    if list.len() < crate::stats::KEEP {
+        list.push(Mismatch {
+            line: c.line,
+            tid: c.tid,
+            call: format!("{}({})", c.name, shorten(&c.args)),
+            log,
+            library,
+        });
     }
 }
 
